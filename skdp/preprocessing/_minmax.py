@@ -32,6 +32,9 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
       With ``epsilon=inf`` and ``quantile_range=(0, 1)`` the range is the data's
       minimum and maximum, as in scikit-learn.
 
+    The quantiles are not hardened against floating-point attacks unless
+    ``secure=True`` (see the parameter and :ref:`floating_point`).
+
     Parameters
     ----------
     feature_range : tuple (min, max), default=(0, 1)
@@ -47,6 +50,23 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         Kept for compatibility with scikit-learn; inputs are never modified.
     clip : bool, default=False
         Clip transformed values to ``feature_range``.
+    secure : bool, default=False
+        Only used with ``quantile_range``. **The threat:** with
+        ``secure=False`` each quantile's selection probabilities are computed
+        in floating point and the output is drawn uniformly between two data
+        values, so which floats can come out, and how likely they are,
+        depends on the data beyond what the analysis covers (Mironov 2012;
+        Ilvento 2020). **What changes:** with ``secure=True`` each quantile
+        is a point of a public grid of 1024 evenly spaced values from the
+        feature's lower to its upper bound (``np.linspace``), chosen by the
+        exact base-2 exponential mechanism (Ilvento 2020) with integer
+        arithmetic only, as :func:`skdp.stats.quantile` with ``secure=True``
+        does. **The cost:** ``data_min_`` and ``data_max_`` are grid points
+        (up to half a step, (upper − lower)/2046, of extra error); the
+        mechanism runs at an effective ε' a hair below each quantile's share
+        of ``epsilon`` (relative gap about 2^-22), which is what is charged;
+        and the sampler runs in Python, one quantile at a time (slower).
+        Validated before any charge. Timing is not hardened.
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -74,6 +94,15 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
            [1.  , 1.  ]])
     >>> scaler.epsilon_spent_
     0.0
+
+    With DP quantiles, ``secure=True`` picks them from the public grid of 1024
+    points between the bounds (here the integers 0, 1, ..., 1023):
+
+    >>> X = np.random.default_rng(0).uniform(0, 1023, size=(10_000, 1))
+    >>> scaler = DPMinMaxScaler(bounds=(0, 1023), quantile_range=(0.01, 0.99), secure=True,
+    ...                         random_state=0).fit(X)
+    >>> scaler.data_min_, scaler.data_max_
+    (array([12.]), array([1014.]))
     """
 
     def __init__(
@@ -85,6 +114,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         epsilon=1.0,
         copy=True,
         clip=False,
+        secure=False,
         budget=None,
         random_state=None,
     ):
@@ -94,6 +124,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.epsilon = epsilon
         self.copy = copy
         self.clip = clip
+        self.secure = secure
         self.budget = budget
         self.random_state = random_state
 
@@ -115,6 +146,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         lower, upper = check_bounds(self.bounds, X.shape[1])
         epsilon = check_epsilon(self.epsilon)
         check_bool(self.clip, "clip")
+        secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
         if self.quantile_range is None:
             self._charge_budget(RDPCurve.zero())
@@ -122,9 +154,13 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         else:
             levels = np.array(check_quantile_pair(self.quantile_range))
             n_features = X.shape[1]
-            self._charge_budget(_quantile_curve(epsilon, 0.0, n_features, n_quantiles=2))
+            # The curve and the release take the same (epsilon, n_features, 2 levels,
+            # secure): the release runs exactly the mechanisms charged (stats._core).
+            # The curve raises before the charge if secure's epsilon is too small.
+            curve = _quantile_curve(epsilon, 0.0, n_features, n_quantiles=2, secure=secure)
+            self._charge_budget(curve)
             q = _quantile_release(X, levels, epsilon=epsilon, delta=0.0, bounds=(lower, upper),
-                                  axis=0, rng=rng)
+                                  axis=0, rng=rng, secure=secure)
             # Sorting the two noisy quantiles of a feature is post-processing.
             data_min, data_max = np.min(q, axis=0), np.max(q, axis=0)
 
