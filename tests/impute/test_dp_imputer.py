@@ -20,8 +20,11 @@ B = (-10.0, 10.0)
 @parametrize_with_checks(
     [DPSimpleImputer(bounds=B, strategy=s, random_state=0)
      for s in ["mean", "median", "most_frequent"]]
+    + [DPSimpleImputer(bounds=B, strategy=s, secure=True, random_state=0)
+       for s in ["mean", "median", "most_frequent"]]
     + [DPSimpleImputer(strategy="constant"), DPSimpleImputer(bounds=B, epsilon=math.inf),
-       DPSimpleImputer(bounds=B, delta=1e-5, random_state=0)],
+       DPSimpleImputer(bounds=B, delta=1e-5, random_state=0),
+       DPSimpleImputer(bounds=B, delta=1e-5, secure=True, random_state=0)],
     expected_failed_checks=lambda est: {},
 )
 def test_sklearn_compatible(estimator, check):
