@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
+from ..preprocessing._validation import check_bool
 from ..stats._core import (
     _histogram_curve,
     _histogram_release,
@@ -19,7 +20,6 @@ from ..stats._core import (
     _quantile_release,
     _sums_curve,
 )
-from ..preprocessing._validation import check_bool
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 
 __all__ = ["DPSimpleImputer"]
