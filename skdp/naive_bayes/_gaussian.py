@@ -1,30 +1,29 @@
 """DPGaussianNB: Gaussian naive Bayes from DP class counts, means and variances."""
 
 import math
-import warnings
 
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
-from ..exceptions import PrivacyLeakWarning
+from ..preprocessing._validation import check_bool
 from ..stats._core import _noise_scales, _noisy_frequencies, _var_curve, _var_release
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils._validation import check_classes
 
 __all__ = ["DPGaussianNB"]
 
 
-def _class_release(Xc, lower, upper, *, epsilon, delta, rng):
+def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure):
     """Noisy (count, mean, variance) of the rows ``Xc`` from one release of 2d + 1 sums.
 
     :func:`skdp.stats._core._var_release` (a noisy count, Σy and Σ(y² − h²/2)
     with y = x − c centred at the bounds' midpoint c, h = (U − L)/2:
     sensitivities 1, h and h²/2) with its count kept as the class count, so
     the label histogram needs no budget of its own. The caller has charged
-    ``_var_curve(epsilon, delta, d)``: Laplace ε/(2d + 1) per sum for δ = 0,
+    ``_var_curve(epsilon, delta, d, secure=secure)``: Laplace ε/(2d + 1) per sum for δ = 0,
     one Gaussian vector of joint L2 sensitivity √(2d + 1) (in units of each
     sum's sensitivity) for δ > 0 (see :mod:`skdp.stats._core`).
     """
@@ -35,15 +34,32 @@ def _class_release(Xc, lower, upper, *, epsilon, delta, rng):
         mean = np.mean(x, axis=0) if n else center
         return float(n), mean, (np.var(x, axis=0) if n else np.zeros_like(h))
     count, mean, var = _var_release(Xc, epsilon=epsilon, delta=delta, bounds=(lower, upper),
-                                    axis=0, rng=rng, secure=False, return_mean=True,
+                                    axis=0, rng=rng, secure=secure, return_mean=True,
                                     return_count=True)
+    return count, mean, _floor_variance(var, mean - center, h, count,
+                                        epsilon=epsilon, delta=delta)
+
+
+def _floor_variance(var, mean_y, h, count, *, epsilon, delta):
+    """Released variances post-processed into [s, h²], s the std of their own noise.
+
+    ``_var_release`` computes v = S₂/ñ + h²/2 − (S₁/ñ)² from the noisy count
+    ñ, S₁ = Σy and S₂ = Σ(y² − h²/2), with independent noise of std σ₀, σ₁ =
+    σ₀·h and σ₂ = σ₀·h²/2 (σ₀ that of a sensitivity-1 sum: from public
+    parameters alone). To first order (the delta method) the noise on v has
+    std s = √(σ₂² + (2ȳ·σ₁)² + ((ȳ² − v + h²/2)·σ₀)²) / ñ, with ȳ = S₁/ñ the
+    released centred mean (the three partial derivatives of v times the
+    three noise stds). A variance below s cannot be told from 0, and a
+    near-zero variance makes one feature dominate the likelihood. s uses
+    only released values and public parameters: post-processing.
+    """
     n_noisy = max(count, 1.0)  # the noisy count _var_release divided by
-    # The noise on the released mean square has std σ₂/n (σ₂ that of its sum, from public
-    # parameters): a variance below it cannot be told from 0 (see the class docstring).
-    scale = _noise_scales(epsilon, delta, 2 * Xc.shape[1] + 1, h * h / 2.0)
-    noise_std = scale * (math.sqrt(2.0) if delta == 0 else 1.0) / n_noisy  # Laplace std √2·b
-    var = np.minimum(np.maximum(var, noise_std), h * h)
-    return count, mean, var
+    sigma0 = float(_noise_scales(epsilon, delta, 2 * h.size + 1, 1.0))
+    if delta == 0:
+        sigma0 *= math.sqrt(2.0)  # the std of a Laplace of scale b is √2·b
+    noise_std = sigma0 * np.sqrt((h * h / 2.0) ** 2 + (2.0 * mean_y * h) ** 2
+                                 + (mean_y**2 - var + h * h / 2.0) ** 2) / n_noisy
+    return np.minimum(np.maximum(var, noise_std), h * h)
 
 
 class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -76,16 +92,40 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     data-independent split beats the equal one in general.
 
     Variances are post-processed into [s, h²], where s is the std of the noise
-    on the released mean square (σ₂/ñ: σ₂ that of its sum, from public
-    parameters, ñ the noisy count): a variance below its own noise level
-    cannot be told from 0, and a near-zero variance makes one feature
-    dominate the likelihood. With ``epsilon=inf`` there is no noise and no
-    floor.
+    on the released variance itself, to first order (the delta method) from
+    the noise of all three sums it is computed from: the count, Σy and
+    Σ(y² − h²/2) (their noise stds come from public parameters; the
+    derivatives use the released mean and variance, so this is
+    post-processing). A variance below its own noise level cannot be told
+    from 0, and a near-zero variance makes one feature dominate the
+    likelihood. For a feature whose mean is near a bound (a rare one-hot
+    category) the mean term dominates s, about 4× the noise of the mean
+    square alone. With ``epsilon=inf`` there
+    is no noise and no floor.
+
+    ``secure=True`` guards against floating-point attacks: a floating-point
+    Laplace or Gaussian sample added to a float sum leaves gaps and
+    irregularities in its low-order bits, from which an attacker can tell
+    neighbouring inputs apart and even recover the exact sum (Mironov 2012,
+    "On significance of the least significant bits for differential
+    privacy"). With ``secure=True`` every one of the 2d + 1 sums is computed
+    exactly in integers on a public power-of-two grid and gets exact discrete
+    Laplace (δ = 0) or discrete Gaussian (δ > 0) noise (Canonne, Kamath &
+    Steinke 2020), as in :mod:`skdp.stats` with ``secure=True``: the class
+    counts are released as integers, and the fit charges the curve of those
+    discrete mechanisms (``_var_curve(epsilon, delta, d, secure=True)``, the
+    same ε). The noise is slightly larger (the grid adds at most half a step
+    per value, the grid being 1024 times finer than the noise) and the fit
+    samples 2d + 1 values per class in Python. The model is then
+    post-processing of those releases.
 
     Classes: the set of labels present in ``y`` is itself private (a rare
     label reveals that someone has it). Pass the public list of labels as
     ``classes``. With ``classes=None`` the labels found in ``y`` are used, as
-    scikit-learn does, with a :class:`~skdp.PrivacyLeakWarning`.
+    scikit-learn does, with a :class:`~skdp.PrivacyLeakWarning` (none with
+    ``epsilon=inf``, which promises no privacy). Repeated labels in
+    ``classes`` are dropped; one class is allowed (the rules of every skdp
+    classifier, from one shared check).
 
     ``var_smoothing`` adds ``var_smoothing`` × (the largest total variance of
     a feature) to the variances, as scikit-learn does; here the total
@@ -107,6 +147,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     priors : array-like of shape (n_classes,) or None, default=None
         Public class priors; ``None`` uses the DP class frequencies.
     var_smoothing : float >= 0, default=1e-9
+    secure : bool, default=False
+        Exact integer sums and discrete noise, against floating-point attacks
+        (Mironov 2012); see above.
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -119,7 +162,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     theta_ : ndarray of shape (n_classes, n_features)
         DP means.
     var_ : ndarray of shape (n_classes, n_features)
-        DP variances (floored at their noise level) plus ``epsilon_``.
+        DP variances (floored at the std of their own noise) plus ``epsilon_``.
     epsilon_ : float
         The variance smoothing added.
     privacy_curve_, epsilon_spent_, delta_spent_
@@ -141,37 +184,16 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, epsilon=1.0, delta=0.0, bounds=None, classes=None, priors=None,
-                 var_smoothing=1e-9, budget=None, random_state=None):
+                 var_smoothing=1e-9, secure=False, budget=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.classes = classes
         self.priors = priors
         self.var_smoothing = var_smoothing
+        self.secure = secure
         self.budget = budget
         self.random_state = random_state
-
-    def _check_classes(self, y):
-        if self.classes is None:
-            warnings.warn(
-                "classes=None: the set of labels is read from y, which reveals which labels "
-                "occur in the private data. Pass the public list of labels as classes.",
-                PrivacyLeakWarning,
-                stacklevel=3,
-            )
-            return np.unique(y)
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size != len(self.classes):
-            raise ValueError("classes must not repeat a label.")
-        if classes.size < 1:
-            raise ValueError("classes must hold at least one label.")
-        unknown = ~np.isin(y, classes)
-        if np.any(unknown):
-            raise ValueError(
-                "y contains labels not in classes; the classes must list every label "
-                "that can occur."
-            )
-        return classes
 
     def _check_priors(self, n_classes):
         if self.priors is None:
@@ -196,7 +218,6 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self
         """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
         d = X.shape[1]
         lower, upper = check_bounds(self.bounds, d)
         epsilon = check_epsilon(self.epsilon)
@@ -205,14 +226,16 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(vs, bool) or not isinstance(vs, (int, float)) or not (
                 math.isfinite(vs) and vs >= 0):
             raise ValueError(f"var_smoothing must be a finite float >= 0; got {vs!r}.")
+        secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
-        classes = self._check_classes(y)
+        # A Gaussian naive Bayes model can describe one class (as scikit-learn's does).
+        classes = check_classes(y, self.classes, private=epsilon != math.inf, min_classes=1)
         priors = self._check_priors(classes.size)
         k = classes.size
 
         # One release per class of 2d + 1 sums (its count, Σy, Σ(y² − h²/2)); the classes
         # split the rows, so the k releases compose in parallel: one curve.
-        curve = _var_curve(epsilon, delta, d)
+        curve = _var_curve(epsilon, delta, d, secure=secure)
         self._charge_budget(curve)
 
         label = np.searchsorted(classes, y)
@@ -221,7 +244,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         var = np.empty((k, d))
         for c in range(k):
             counts[c], theta[c], var[c] = _class_release(
-                X[label == c], lower, upper, epsilon=epsilon, delta=delta, rng=rng)
+                X[label == c], lower, upper, epsilon=epsilon, delta=delta, rng=rng, secure=secure)
         weights = _noisy_frequencies(counts)
         counts = np.maximum(counts, 0.0)
         # Law of total variance on the released statistics (post-processing).

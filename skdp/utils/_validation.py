@@ -109,22 +109,24 @@ def check_bounds(bounds, n_features=None, *, name="bounds"):
                 f"{name} must be scalars or arrays of length {n_features}; "
                 f"got shapes {np.shape(bounds[0])} and {np.shape(bounds[1])}."
             ) from None
-    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+    if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
         raise ValueError(f"{name} must be finite; got {bounds!r}.")
-    if np.any(lower > upper):
+    if (lower > upper).any():
         raise ValueError(f"{name}: every lower bound must be <= its upper bound; got {bounds!r}.")
     return lower, upper
 
 
-def check_classes(y, classes, *, private=True):
-    """The sorted labels of a classifier with at least two classes, or raise ``ValueError``.
+def check_classes(y, classes, *, private=True, min_classes=2):
+    """The sorted labels of a classifier, or raise ``ValueError``.
 
-    ``classes`` is the public label set; ``None`` takes the labels found in
-    ``y`` (as scikit-learn does). Every label of ``y`` must be in ``classes``.
-    The set of labels present in ``y`` is itself private (a rare label reveals
-    that someone has it), and a fitted classifier releases it in ``classes_``:
-    with ``classes=None`` and ``private=True`` this emits a
-    :class:`~skdp.PrivacyLeakWarning` that says so.
+    ``classes`` is the public label set (repeats are dropped, as scikit-learn
+    does); ``None`` takes the labels found in ``y`` (as scikit-learn does).
+    Every label of ``y`` must be in ``classes``. The set of labels present in
+    ``y`` is itself private (a rare label reveals that someone has it), and a
+    fitted classifier releases it in ``classes_``: with ``classes=None`` and
+    ``private=True`` this emits a :class:`~skdp.PrivacyLeakWarning` that says
+    so. Fewer than ``min_classes`` labels raise: 2 for discriminative
+    solvers, 1 for models that can describe a single class (naive Bayes).
 
     Examples
     --------
@@ -152,10 +154,11 @@ def check_classes(y, classes, *, private=True):
         if unknown.size:
             # Never echo the labels (nor their number): they are private values of y.
             raise ValueError("y contains labels not in classes (the public label set).")
-    if classes.size < 2:
+    if classes.size < min_classes:
         raise ValueError(
-            "This solver needs samples of at least 2 classes; got one class (in "
-            "`classes` when given, otherwise in y)."
+            f"This solver needs samples of at least {min_classes} classes; got "
+            f"{'one class' if classes.size == 1 else 'none'} (in `classes` when given, "
+            "otherwise in y)."
         )
     return classes
 

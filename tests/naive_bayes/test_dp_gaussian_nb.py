@@ -6,14 +6,16 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdp import PrivacyLeakWarning
+from skdp import PrivacyBudget, PrivacyLeakWarning, stats
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from skdp.naive_bayes import DPGaussianNB
+from skdp.naive_bayes import _gaussian
 from skdp.stats._core import _var_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
+    assert_same_curve,
 )
 
 B = (-10.0, 10.0)
@@ -29,7 +31,8 @@ def _expected_failed(est):
 
 @parametrize_with_checks(
     [DPGaussianNB(bounds=B, epsilon=math.inf), DPGaussianNB(bounds=B, random_state=0),
-     DPGaussianNB(bounds=B, delta=1e-5, random_state=0)],
+     DPGaussianNB(bounds=B, delta=1e-5, random_state=0),
+     DPGaussianNB(bounds=B, secure=True, random_state=0)],
     expected_failed_checks=_expected_failed,
 )
 def test_sklearn_compatible(estimator, check):
@@ -86,6 +89,18 @@ def test_classes_none_warns_of_the_leak_and_classes_given_does_not():
         warnings.simplefilter("error", PrivacyLeakWarning)
         clf = DPGaussianNB(bounds=B, classes=[0, 1, 2, 3], random_state=0).fit(X, y)
     assert clf.classes_.tolist() == [0, 1, 2, 3]  # a public class absent from y is kept
+    # The shared check_classes: repeated public labels are dropped (as scikit-learn does),
+    # a label of y outside classes raises without echoing it, and one class is a valid model.
+    clf = DPGaussianNB(bounds=B, classes=[2, 0, 0, 1], random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="not in classes"):
+        DPGaussianNB(bounds=B, classes=[0, 1], random_state=0).fit(X, y)
+    one = DPGaussianNB(bounds=B, classes=[7], random_state=0).fit(X, np.full(100, 7))
+    assert one.predict(X[:3]).tolist() == [7, 7, 7]
+    # epsilon=inf releases nothing private, so it has no leak to warn of.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        DPGaussianNB(bounds=B, epsilon=math.inf).fit(X, y)
 
 
 def test_bad_input_costs_nothing():
@@ -95,7 +110,8 @@ def test_bad_input_costs_nothing():
     assert_bad_input_costs_nothing(
         DPGaussianNB(bounds=B, classes=[0, 1, 2]), X, y,
         bad_params=[{"bounds": None}, {"bounds": (2.0, -2.0)}, {"epsilon": 0.0},
-                    {"epsilon": -1.0}, {"classes": [0, 1]}, {"classes": [0, 0, 1, 2]},
+                    {"epsilon": -1.0}, {"classes": [0, 1]}, {"classes": []},
+                    {"secure": "yes"}, {"secure": 1},
                     {"priors": [0.5, 0.5]}, {"priors": [0.5, 0.6, -0.1]},
                     {"var_smoothing": -1.0}, {"delta": 1.0}, {"delta": -1e-5},
                     {"delta": float("nan")}],
@@ -145,8 +161,8 @@ def test_gaussian_noise_scale_is_joint_over_features():
 
 
 def test_variances_are_floored_at_their_noise_level():
-    # A constant feature has variance 0; the released variance is at least the std of the
-    # noise on its mean square, (scale of Σ(y² − h²/2))·√2/ñ for Laplace: here
+    # A constant feature has variance 0; the released variance is at least the std of its
+    # own noise. Its σ₂ term alone, (scale of Σ(y² − h²/2))·√2/ñ for Laplace, is
     # (h²/2)·(2d + 1)/ε·√2/ñ with h = 1, d = 1, ε = 1: 1.5·√2/ñ, ñ the noisy count.
     X = np.zeros((1000, 1))
     y = np.zeros(1000, dtype=int)
@@ -155,3 +171,58 @@ def test_variances_are_floored_at_their_noise_level():
         floor = 1.5 * math.sqrt(2) / max(clf.class_count_[0], 1.0)
         assert clf.var_[0, 0] >= floor * (1 - 1e-12)
         assert clf.var_[0, 0] <= 1.0 + clf.epsilon_
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_variance_floor_is_the_delta_method_std(delta):
+    # v = S₂/ñ + h²/2 − (S₁/ñ)²: its first-order noise std from the three sums' noise stds
+    # σ₀ (count), σ₀·h (Σy) and σ₀·h²/2 (Σ(y² − h²/2)), computed here by hand.
+    h = np.array([0.5, 2.0, 1.0])
+    mean_y = np.array([-0.5, 0.3, 0.0])
+    var = np.array([0.0, 0.01, 0.9])
+    count, eps, k = 400.0, 2.0, 7
+    sigma0 = math.sqrt(2) * k / eps if delta == 0 else (
+        calibrate_noise_multiplier(eps, delta) * math.sqrt(k))
+    s = np.array([sigma0 * math.sqrt((hj**2 / 2) ** 2 + (2 * m * hj) ** 2
+                                     + (m**2 - v + hj**2 / 2) ** 2) / count
+                  for hj, m, v in zip(h, mean_y, var)])
+    got = _gaussian._floor_variance(var, mean_y, h, count, epsilon=eps, delta=delta)
+    np.testing.assert_allclose(got, np.minimum(np.maximum(var, s), h**2), rtol=1e-12)
+    assert got[0] > 0 and got[2] == 0.9  # a zero variance is lifted; a large one is kept
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-5])
+def test_secure_charges_the_stats_secure_curve_once(delta):
+    # secure=True charges what skdp.stats.var(secure=True) charges for d columns: discrete
+    # Laplace (k·pure_dp_rdp(ε/k)) or discrete Gaussian (zCDP) curve, once per fit.
+    X, y = _data(n=300, d=3)
+    stats_budget = PrivacyBudget(1e6, 1e-5)
+    stats.var(X, axis=0, epsilon=0.7, delta=delta, bounds=B, secure=True,
+              budget=stats_budget, random_state=0)
+    expected = stats_budget.ledger[0].curve
+    assert_same_curve(expected, _var_curve(0.7, delta, 3, secure=True))
+    est = DPGaussianNB(bounds=B, epsilon=0.7, delta=delta, classes=[0, 1, 2], secure=True,
+                       random_state=0)
+    fitted = assert_charges_once(est, X, y, expected_curve=expected)
+    assert fitted.epsilon_spent_ <= 0.7 * (1 + 1e-9)
+    assert fitted.delta_spent_ == delta
+    # The discrete mechanisms' curve, not the floating-point one's.
+    assert fitted.privacy_curve_.mechanism.split("(")[0].split()[-1] == (
+        "pure_dp" if delta == 0 else "zcdp")
+
+
+def test_secure_fit_is_accurate_and_releases_integer_counts():
+    X, y = _data(n=30_000)
+    ref = GaussianNB().fit(X, y)
+    for delta in (0.0, 1e-5):
+        clf = DPGaussianNB(bounds=(-5, 10), epsilon=1.0, delta=delta, classes=[0, 1, 2],
+                           secure=True, random_state=0).fit(X, y)
+        # Exact discrete noise on the integer count: the released class counts are integers.
+        np.testing.assert_array_equal(clf.class_count_, np.round(clf.class_count_))
+        # Mean noise: Laplace std √2·7.5·7/ε ≈ 74 on a sum over ~10,000 rows → ≈ 0.007,
+        # so 0.05 is > 5 sd; accuracy as in test_dp_fit_is_accurate.
+        np.testing.assert_allclose(clf.theta_, ref.theta_, atol=0.05)
+        assert clf.score(X, y) > ref.score(X, y) - 0.01
+    float_counts = DPGaussianNB(bounds=(-5, 10), epsilon=1.0, classes=[0, 1, 2],
+                                random_state=0).fit(X, y).class_count_
+    assert np.any(float_counts != np.round(float_counts))  # the float path is continuous
