@@ -12,6 +12,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier
 from ..mechanisms import GaussianMechanism
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ._row_norm import check_data_norm, clip_row_norms
 
 __all__ = ["DPLinearRegression"]
 
@@ -19,20 +20,68 @@ __all__ = ["DPLinearRegression"]
 _RIDGE_FAILURE_PROBABILITY = 0.05
 
 
-def _gram_sensitivity(max_abs):
+def _gram_sensitivity(max_abs_X, max_abs_y, *, data_norm=math.inf, intercept=True):
     """L2 sensitivity of the upper triangle of ZᵀZ without its (y, y) entry.
 
-    ``max_abs`` holds m_j = max |z_j| over the public box of one row
-    z = (x, [1], y); ``y`` is last. Adding or removing the row changes the
-    released vector by u = {z_j z_k : j <= k, (j, k) != (y, y)}, whose squared
-    norm is ((Σ z_j²)² + Σ z_j⁴)/2 − z_y⁴. It is nondecreasing in every z_j²
-    (its partial derivatives are Σ z² + z_j² and Σ z² − z_y², both >= 0), so its
-    maximum over the box is at z_j² = m_j² (derived here; the symmetric-noise
-    release of a Gram matrix is "Analyze Gauss", Dwork et al. 2014, Alg. 1).
+    One row is z = (x, [1], y) (the 1 only with ``intercept``) with public
+    constraints |x_j| <= m_j (``max_abs_X``; ``inf`` when there is no box),
+    ||x||_2 <= D (``data_norm``) and |y| <= m_y (``max_abs_y``). Adding or
+    removing the row changes the released vector by
+    u = {z_j z_k : j <= k, (j, k) != (y, y)}. The release is the symmetric
+    Gaussian perturbation of a Gram matrix ("Analyze Gauss", Dwork, Talwar,
+    Thakurta & Zhang 2014, Alg. 1), used for regression by Sheffet 2017 and
+    Wang 2018 (SSP/AdaSSP, Alg. 2); the bound below is derived here.
+
+    Derivation. With t_j = z_j² >= 0, ||u||² = Σ_{j<=k} t_j t_k − t_y²
+    = ((Σ t)² + Σ t²)/2 − t_y² =: f(t). f is nondecreasing in every t_j
+    (∂f/∂t_j = Σ t + t_j >= 0, and ∂f/∂t_y = Σ t − t_y >= 0), so t_y = m_y²
+    and the intercept's t = 1 are worst. For the x-part write S = Σ_x t_j and
+    P = Σ_x t_j²; f increases with both, and t ranges over the polytope
+    {0 <= t_j <= min(m_j², D²), S <= D²}. Let g be the greedy point: fill the
+    coordinates in decreasing order of m_j² up to m_j² until the total D² is
+    used. g maximises S (S(g) = min(D², Σ m_j²)) and, since the sum of the k
+    largest entries of any feasible t is at most min(D², sum of the k largest
+    m_j²) = that of g, g weakly submajorises every feasible t, so
+    P(t) <= P(g) (Σ t² is convex and increasing on t >= 0; Marshall & Olkin,
+    "Inequalities", 3.C.1.b). Hence
+
+        Δ² = ((S(g) + c + m_y²)² + P(g) + c + m_y⁴) / 2 − m_y⁴,   c = [intercept],
+
+    attained by x_j = ±sqrt(g_j), y = ±m_y whenever that row is allowed (always
+    for boxes containing 0). Without ``data_norm`` (D = inf), g_j = m_j² and
+    this is the box bound ((Σ m²)² + Σ m⁴)/2 − m_y⁴. Without a box, g puts D²
+    on one coordinate: ((D² + c + m_y²)² + D⁴ + c + m_y⁴)/2 − m_y⁴.
     """
-    t = np.asarray(max_abs, dtype=float) ** 2
-    total = t.sum()
-    return math.sqrt(max((total**2 + np.sum(t**2)) / 2.0 - t[-1] ** 2, 0.0))
+    t = np.minimum(np.asarray(max_abs_X, dtype=float) ** 2, float(data_norm) ** 2)
+    t = np.sort(t)[::-1]
+    used_before = np.concatenate([[0.0], np.cumsum(t)[:-1]])
+    g = np.clip(float(data_norm) ** 2 - used_before, 0.0, t)
+    c = 1.0 if intercept else 0.0
+    t_y = float(max_abs_y) ** 2
+    total = g.sum() + c + t_y
+    squares = np.sum(g**2) + c + t_y**2
+    return math.sqrt(max((total**2 + squares) / 2.0 - t_y**2, 0.0))
+
+
+def _clipped_design(X, y, *, bounds_X, data_norm, bounds_y, centre, scale, fit_intercept):
+    """Z = (x, [1], y') per row: x clipped to the box then to ``data_norm``, y' mapped.
+
+    The box clip (``bounds_X``, skipped when ``None``) comes first, then the
+    row-norm clip (skipped when ``data_norm`` is ``None``), which only shrinks
+    magnitudes; so every row has |x_j| <= max(|lower_j|, |upper_j|) and
+    ||x|| <= data_norm, the constraints ``_gram_sensitivity`` uses. The target
+    is clipped to ``bounds_y`` and mapped to y' = (y − centre) / scale; the
+    final clip to that map's image of the bounds only removes rounding.
+    """
+    if bounds_X is not None:
+        X = np.clip(X, bounds_X[0], bounds_X[1])
+    if data_norm is not None:
+        X = clip_row_norms(X, data_norm)
+    lower_y, upper_y = bounds_y
+    max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
+    y = np.clip((np.clip(y, lower_y, upper_y) - centre) / scale, -max_abs_y, max_abs_y)
+    columns = [X, np.ones((X.shape[0], 1))] if fit_intercept else [X]
+    return np.hstack(columns + [y[:, None]])
 
 
 def _perturbed_gram(Z, mechanism, rng):
@@ -82,32 +131,59 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     the statistics XᵀX, Xᵀy (and, with an intercept, the count n and the
     column sums) followed by a least-squares solve, which is post-processing.
 
-    Each row is first clipped to the public box ``bounds_X`` × ``bounds_y``;
-    values outside it are moved to the nearest bound (this is silent per row,
-    and the number of clipped values is never released, since it is private).
-    Let z = (x, 1, y) be one clipped row (the 1 only with ``fit_intercept``)
-    and ``m_j = max(|lower_j|, |upper_j|)`` its largest magnitudes. The released
-    vector is the upper triangle of ZᵀZ without the unused yᵀy entry; under
-    add/remove-one-row adjacency its L2 sensitivity is
+    **Clipping.** Each row is first clipped to the public box ``bounds_X``
+    (values outside it are moved to the nearest bound), then, when
+    ``data_norm`` is given, scaled down to L2 norm at most ``data_norm``
+    (:func:`~skdp.linear_model._row_norm.clip_row_norms`, shared with
+    :class:`DPLogisticRegression`). Scaling only shrinks magnitudes, so after
+    both steps |x_j| <= m_j = max(|lower_j|, |upper_j|) and ||x|| <= data_norm
+    hold together, which is all the sensitivity uses. Either may be omitted,
+    not both. The target is clipped to ``bounds_y``. Clipping is silent per
+    row; how many rows were clipped is never released, since it is private.
 
-        Δ = sqrt( ((Σ m_j²)² + Σ m_j⁴) / 2 − m_y⁴ )
+    **Target scale.** The clipped target is mapped to [−1, 1] by its public
+    bounds, y' = (y − mid)/half_range (with ``fit_intercept=False``, where no
+    intercept can absorb a shift, y' = y / max|bound|), and the fitted
+    coefficients are mapped back. Without noise this is an exact
+    reparametrisation. With noise it fixes the split of the one Gaussian
+    release between the XᵀX block and the Xᵀy block: scaling y by w is the
+    same as giving the Xᵀy entries noise w times smaller relative to their
+    signal, for a larger joint sensitivity. Centring shrinks m_y, which
+    lowers the sensitivity. On a 75/25 split of Adult's training file
+    (hours-per-week from the other 104 columns, δ = 1e-5, 5 seeds), mapping
+    y from [0, 1] to [−1, 1] raised R² from −0.16 / 0.110 / 0.172 to
+    0.035 / 0.136 / 0.175 at ε = 0.1 / 1 / 5; [−2, 2] and [−5.5, 5.5] gave
+    the same within the seeds' noise, [−0.25, 0.25] was worse.
 
-    (derived in ``_gram_sensitivity``). Every released entry gets Gaussian noise
-    of std σΔ, with the noise multiplier σ calibrated so that the Gaussian RDP
-    curve (Mironov 2017, Prop. 7) gives (``epsilon``, ``delta``)-DP. The fit
-    charges ``budget`` once with that curve.
+    **Sensitivity.** Let z = (x, 1, y') be one clipped row (the 1 only with
+    ``fit_intercept``). The released vector is the upper triangle of ZᵀZ
+    without the unused y'ᵀy' entry; under add/remove-one-row adjacency its L2
+    sensitivity Δ is the maximum of ||upper triangle of zzᵀ|| over the rows
+    allowed by the box and ``data_norm`` (derived in ``_gram_sensitivity``;
+    with a box only, Δ = sqrt(((Σ m_j²)² + Σ m_j⁴)/2 − m_y⁴)). On one-hot data
+    the box alone is loose: 104 columns in [0, 1] give ||x||² <= 104, while
+    an Adult row from :func:`skdp.datasets.adult_preprocessor` has
+    ||x||² <= 14: with ``data_norm=sqrt(14)`` Δ falls from 75.3 to 11.6, and the
+    noise with it.
+    Every released entry gets Gaussian noise of std σΔ, with the noise
+    multiplier σ calibrated so that the Gaussian RDP curve (Mironov 2017,
+    Prop. 7) gives (``epsilon``, ``delta``)-DP. The fit charges ``budget``
+    once with that curve.
 
-    The noisy Gram matrix can be indefinite. The fix, documented here:
-    its eigenvalues are clipped at 0 (the nearest PSD matrix) and a ridge λ is
-    added. ``ridge="auto"`` takes λ = σΔ·sqrt(q·log(2q²/ρ)) with q the size of
-    the Gram matrix and ρ = 0.05: the data-independent ridge of AdaSSP
+    **Solve.** The noisy Gram matrix can be indefinite: its eigenvalues are
+    clipped at 0 (the nearest PSD matrix) and a ridge λ is added.
+    ``ridge="auto"`` takes λ = σΔ·sqrt(q·log(2q²/ρ)) with q the size of the
+    Gram matrix and ρ = 0.05: the data-independent ridge of AdaSSP
     (Wang 2018, Alg. 2, with its private estimate of λ_min set to 0, so no
-    extra budget is spent). It bounds the noise's spectral norm with
-    probability 1 − ρ. The ridge also applies to the intercept's column,
-    whose diagonal entry is the noisy count n. With ``epsilon=inf`` there is
-    no noise, λ = 0 and the result is scikit-learn's
-    :class:`~sklearn.linear_model.LinearRegression` (for data inside the
-    bounds).
+    extra budget is spent; on one-hot data XᵀX is singular anyway). It bounds
+    the noise's spectral norm with probability 1 − ρ. On the Adult split
+    above, halving it helped at ε = 1 and 5 but hurt at ε = 0.1 (R² 0.015
+    against 0.035), and doubling it hurt at every ε, so the theory's value
+    stays. The ridge also applies to the
+    intercept's column, whose diagonal entry is the noisy count n. With
+    ``epsilon=inf`` there is no noise, λ = 0 and the result is
+    scikit-learn's :class:`~sklearn.linear_model.LinearRegression` (for data
+    inside the bounds and ``data_norm``).
 
     Floating-point noise is attackable when noisy values are released
     directly (Mironov 2012); here only the solved coefficients are released.
@@ -119,16 +195,23 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         :meth:`RDPCurve.non_private <skdp.accounting.RDPCurve.non_private>`.
     delta : float in (0, 1), default=1e-5
         δ of the fit.
-    bounds_X : tuple (lower, upper)
+    bounds_X : tuple (lower, upper) or None, default=None
         Public bounds on the features: scalars or arrays of shape
-        (n_features,). Required; never read from the data.
+        (n_features,); never read from the data. Required unless
+        ``data_norm`` is given; giving both is best when both are known.
     bounds_y : tuple (lower, upper)
         Public bounds on the target. Required.
+    data_norm : float > 0 or None, default=None
+        Public bound on the L2 norm of a row of X (after the box clip). Rows
+        with a larger norm are scaled down to it. With
+        :func:`skdp.datasets.adult_preprocessor` use
+        ``adult_schema()["max_row_norm"]`` (√14).
     fit_intercept : bool, default=True
         Fit an intercept, as an extra column of ones in the design.
     ridge : "auto" or float >= 0, default="auto"
         The ridge λ added to the noisy XᵀX (see above). It is a function of
-        public parameters only.
+        public parameters only. It also shrinks the intercept, towards the
+        midpoint of ``bounds_y`` (the target is centred there).
     budget : PrivacyBudget or None, default=None
         The shared budget to charge.
     random_state : int, numpy Generator or None, default=None
@@ -141,7 +224,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     noise_multiplier_ : float
         σ (``0.0`` when ``epsilon=inf``).
     sensitivity_ : float
-        Δ, the L2 sensitivity of the released statistics.
+        Δ, the L2 sensitivity of the released statistics (of the mapped
+        target y').
     ridge_ : float
         λ used in the solve.
     privacy_curve_, epsilon_spent_, delta_spent_
@@ -163,6 +247,13 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     (array([ 1., -2.]), 0.5)
     >>> round(reg.epsilon_spent_, 6)
     1.0
+
+    A public bound on the row norm alone (here ||x|| <= sqrt(2)) also works:
+
+    >>> reg = DPLinearRegression(epsilon=1.0, data_norm=np.sqrt(2), bounds_y=(-4, 4),
+    ...                          random_state=0).fit(X, y)
+    >>> np.round(reg.coef_, 1), round(float(reg.intercept_), 1)
+    (array([ 1., -2.]), 0.5)
     """
 
     def __init__(
@@ -172,6 +263,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         delta=1e-5,
         bounds_X=None,
         bounds_y=None,
+        data_norm=None,
         fit_intercept=True,
         ridge="auto",
         budget=None,
@@ -181,6 +273,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.delta = delta
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
+        self.data_norm = data_norm
         self.fit_intercept = fit_intercept
         self.ridge = ridge
         self.budget = budget
@@ -189,7 +282,17 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def _check_params(self, n_features):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, allow_zero=False)
-        lower_X, upper_X = check_bounds(self.bounds_X, n_features, name="bounds_X")
+        data_norm = None if self.data_norm is None else check_data_norm(self.data_norm)
+        if self.bounds_X is None and data_norm is None:
+            raise ValueError(
+                "bounds_X must be given as (lower, upper) public bounds, or data_norm as a "
+                "public bound on the L2 norm of a row (or both). skdp never reads bounds "
+                "from the data, because that would reveal it."
+            )
+        if self.bounds_X is None:
+            bounds_X = None
+        else:
+            bounds_X = check_bounds(self.bounds_X, n_features, name="bounds_X")
         lower_y, upper_y = check_bounds(self.bounds_y, 1, name="bounds_y")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be a bool; got {self.fit_intercept!r}.")
@@ -199,7 +302,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 raise ValueError(f'ridge must be "auto" or a float >= 0; got {ridge!r}.')
             if not (math.isfinite(float(ridge)) and float(ridge) >= 0):
                 raise ValueError(f'ridge must be "auto" or a finite float >= 0; got {ridge!r}.')
-        return epsilon, delta, (lower_X, upper_X), (lower_y, upper_y)
+        return epsilon, delta, bounds_X, data_norm, (float(lower_y[0]), float(upper_y[0]))
 
     def fit(self, X, y):
         """Fit the private linear model; charges the budget once.
@@ -215,25 +318,33 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         # (1) validate parameters and input: shapes, dtypes and finiteness only.
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        epsilon, delta, (lower_X, upper_X), (lower_y, upper_y) = self._check_params(X.shape[1])
+        epsilon, delta, bounds_X, data_norm, (lower_y, upper_y) = self._check_params(X.shape[1])
         rng = check_generator(self.random_state)
 
         # (2) the curve, from public parameters alone.
-        max_abs = np.concatenate(
-            [
-                np.maximum(np.abs(lower_X), np.abs(upper_X)),
-                [1.0] if self.fit_intercept else [],
-                np.maximum(np.abs(lower_y), np.abs(upper_y)),
-            ]
+        if bounds_X is None:
+            max_abs_X = np.full(X.shape[1], math.inf)
+        else:
+            max_abs_X = np.maximum(np.abs(bounds_X[0]), np.abs(bounds_X[1]))
+        # The target's public map onto [-1, 1]: y' = (y - centre) / scale.
+        if self.fit_intercept:
+            centre, scale = (lower_y + upper_y) / 2.0, (upper_y - lower_y) / 2.0
+        else:
+            centre, scale = 0.0, max(abs(lower_y), abs(upper_y))
+        scale = scale if scale > 0 else 1.0
+        max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
+        sensitivity = _gram_sensitivity(
+            max_abs_X, max_abs_y,
+            data_norm=math.inf if data_norm is None else data_norm,
+            intercept=bool(self.fit_intercept),
         )
-        sensitivity = _gram_sensitivity(max_abs)
         if epsilon == math.inf:
             mechanism, sigma, noise_std, curve = None, 0.0, 0.0, RDPCurve.non_private()
         else:
             sigma = float(calibrate_noise_multiplier(epsilon, delta))
             mechanism = GaussianMechanism(noise_multiplier=sigma, sensitivity=sensitivity)
             noise_std, curve = mechanism.sigma, mechanism.privacy_curve()
-        q = max_abs.size - 1  # size of the Gram matrix of the design
+        q = X.shape[1] + int(bool(self.fit_intercept))  # size of the Gram matrix of the design
         if self.ridge == "auto":
             ridge = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
         else:
@@ -243,16 +354,16 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self._charge_budget(curve)
 
         # (4) only now read the values.
-        X = np.clip(X, lower_X, upper_X)
-        y = np.clip(y, lower_y[0], upper_y[0])
-        columns = [X, np.ones((X.shape[0], 1))] if self.fit_intercept else [X]
-        Z = np.hstack(columns + [y[:, None]])
+        Z = _clipped_design(
+            X, y, bounds_X=bounds_X, data_norm=data_norm, bounds_y=(lower_y, upper_y),
+            centre=centre, scale=scale, fit_intercept=bool(self.fit_intercept),
+        )
         gram = _perturbed_gram(Z, mechanism, rng)
         theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1], ridge)
 
         n_features = X.shape[1]
-        self.coef_ = theta[:n_features]
-        self.intercept_ = float(theta[n_features]) if self.fit_intercept else 0.0
+        self.coef_ = theta[:n_features] * scale
+        self.intercept_ = float(theta[n_features] * scale + centre) if self.fit_intercept else 0.0
         self.noise_multiplier_ = sigma
         self.sensitivity_ = sensitivity
         self.ridge_ = ridge

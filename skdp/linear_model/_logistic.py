@@ -13,6 +13,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..utils import check_delta, check_epsilon, check_generator
 from ..utils._validation import check_classes
+from ._row_norm import clip_row_norms
 
 __all__ = ["DPLogisticRegression"]
 
@@ -228,9 +229,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         # 4. only now read the data's values.
         rng = check_generator(self.random_state)
-        norms = np.linalg.norm(X, axis=1)
-        scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
-        Xa = X * scale[:, None]
+        Xa = clip_row_norms(X, data_norm)
         if self.fit_intercept:
             Xa = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
         if binary:

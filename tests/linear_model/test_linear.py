@@ -129,7 +129,8 @@ def _released_vector(Z):
 def test_sensitivity_is_attained_and_never_exceeded():
     lower, upper = np.array([-1.0, 0.0, -3.0]), np.array([2.0, 0.5, 1.0])
     m = np.maximum(np.abs(lower), np.abs(upper))
-    delta = _gram_sensitivity(m)
+    # Box only: z = (x0, x1, y) without intercept, y in [-3, 1] (m_y = 3).
+    delta = _gram_sensitivity(m[:2], 3.0, intercept=False)
     # Attained at the vertex of largest magnitudes ...
     vertex = np.where(np.abs(lower) > np.abs(upper), lower, upper)
     assert np.linalg.norm(_released_vector(vertex[None, :])) == pytest.approx(delta, rel=1e-12)
@@ -146,12 +147,14 @@ def test_sensitivity_is_attained_and_never_exceeded():
 
 
 def test_sensitivity_of_the_estimator():
+    # The target is mapped onto [-1, 1] by its bounds, so m_y = 1 in the sensitivity.
     X, y = _data(n=30, d=2)
     est = DPLinearRegression(bounds_X=([-1, -2], [1, 3]), bounds_y=(-5, 4), random_state=0)
     est.fit(X, y)
-    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3, 1, 5]))
+    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3], 1.0))
+    assert est.sensitivity_ == pytest.approx(math.sqrt(((1 + 9 + 1 + 1) ** 2 + 1 + 81 + 1 + 1) / 2 - 1))
     est.set_params(fit_intercept=False).fit(X, y)
-    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3, 5]))
+    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3], 1.0, intercept=False))
 
 
 def test_noise_scale_matches_the_formula():
