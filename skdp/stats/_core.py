@@ -109,30 +109,88 @@ def _noise_multiplier(epsilon, delta):
 # --------------------------------------------------------------------------
 # validation helpers (read shapes, dtypes and finiteness only)
 # --------------------------------------------------------------------------
-def _check_data(a, *, name="a"):
-    """``a`` as a float array with at least one dimension and only finite values."""
+def _check_data(a, *, name="a", return_ranges=False):
+    """``a`` as a float array with at least one dimension and only finite values.
+
+    With ``return_ranges`` also returns the block ranges of
+    :func:`_finite_block_ranges`, the reductions that proved finiteness,
+    kept so that a float release can skip clipping where nothing needs it.
+    """
     try:
         arr = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric; could not convert it to floats.") from None
     if arr.ndim == 0:
         arr = arr.reshape(1)
-    _check_finite(arr, name=name)
-    return arr
+    ranges = _finite_block_ranges(arr, name=name)
+    return (arr, ranges) if return_ranges else arr
 
 
-def _check_finite(arr, *, name="a"):
-    """Raise if the float array ``arr`` holds a NaN or an infinity (reads nothing else).
+# Entries per block of _finite_block_ranges: long enough that the per-block
+# min/max run at the speed of one whole-array reduction (measured on 10⁶ floats:
+# 0.10 ms each for 4096-entry blocks, 0.15 ms for 1024, 0.085 ms unblocked).
+_RANGE_BLOCK = 4096
 
-    One elementwise pass (``np.isfinite(arr).all()``, SIMD and single
-    threaded; a multithreaded BLAS dot product was measured far slower on a
-    busy machine).
+
+def _finite_block_ranges(arr, *, name="a"):
+    """Per-block ``(mins, maxs)`` of ``arr``'s entries in memory order; raise on NaN or infinity.
+
+    ``min`` and ``max`` propagate NaN and an infinity is its own extreme, so
+    the block extremes are all finite exactly when every entry is: the
+    finiteness check costs two SIMD reductions and no temporary array (about
+    the time of ``np.isfinite(arr).all()``). The ranges are read after the
+    charge only by :func:`_clipped_total`, to clip just the blocks that
+    reach outside the bounds; the released value does not depend on them.
     """
-    if not np.isfinite(arr).all():
+    flat = arr.reshape(-1)
+    k = flat.size // _RANGE_BLOCK
+    head = flat[: k * _RANGE_BLOCK].reshape(k, _RANGE_BLOCK)
+    mins, maxs = head.min(axis=1), head.max(axis=1)
+    if flat.size > k * _RANGE_BLOCK:
+        tail = flat[k * _RANGE_BLOCK:]
+        mins, maxs = np.append(mins, tail.min()), np.append(maxs, tail.max())
+    if not (np.isfinite(mins).all() and np.isfinite(maxs).all()):
         raise ValueError(
             f"{name} contains NaN or infinity. skdp.stats needs finite values: "
             "drop or impute missing values first (for example with skdp.impute)."
         )
+    return mins, maxs
+
+
+def _clipped_total(arr, lower, upper, ranges):
+    """``np.sum(np.clip(arr, lower, upper))`` for scalar bounds, clipping only where needed.
+
+    ``ranges`` are ``arr``'s block ranges (:func:`_finite_block_ranges`):
+    the total is the plain sum (``einsum``, one SIMD pass) plus, for each
+    block reaching outside [lower, upper], the change that clipping makes
+    to it. Equal to the clipped sum up to float rounding; the time depends
+    on how many blocks hold values outside the bounds (see ``secure`` in
+    :mod:`skdp.stats`).
+    """
+    flat = arr.reshape(-1)
+    mins, maxs = ranges
+    if mins.size == 0 or (mins.min() >= lower and maxs.max() <= upper):  # nothing to clip
+        return float(np.einsum("i->", flat))
+    dirty = np.flatnonzero((mins < lower) | (maxs > upper))
+    if 2 * dirty.size > mins.size:  # mostly outside: clip everything
+        return float(np.sum(np.clip(flat, lower, upper)))
+    k = flat.size // _RANGE_BLOCK
+    head = flat[: k * _RANGE_BLOCK].reshape(k, _RANGE_BLOCK)
+    total = float(np.einsum("i->", flat))
+    outside = [head[dirty[dirty < k]]]
+    if dirty.size and dirty[-1] == k:  # the short last block
+        outside.append(flat[k * _RANGE_BLOCK:])
+    for values in outside:
+        total += float(np.sum(np.clip(values, lower, upper) - values))
+    return total
+
+
+def _uniform_bounds(bounds):
+    """The scalar (lower, upper) if every column has the same bounds, else None."""
+    lower, upper = (np.asarray(b, dtype=float).reshape(-1) for b in bounds)
+    if lower.size > 1 and (lower.min() < lower.max() or upper.min() < upper.max()):
+        return None
+    return float(lower[0]), float(upper[0])
 
 
 def _check_axis(arr, axis):
@@ -299,8 +357,11 @@ def _int_sums(ints, bound):
 def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, n_rows):
     """Exact integer sums on a public power-of-two grid plus exact discrete noise.
 
-    Each value is rounded to the grid g = 2^⌊log₂(scale/1024)⌋ (public: from
-    the bounds and the privacy parameters only); rint is monotone, so the
+    Each value is rounded to the grid g = 2^⌊log₂(min(scale, Δ)/1024)⌋
+    (public: from the bounds and the privacy parameters only), finer than
+    both the noise and the values' own range (without the Δ term, a 0/1
+    column under noise of scale > 2048 would round every 1 to 0, losing
+    the signal, though not privacy); rint is monotone, so the
     integer sensitivity is max(|rint(lower/g)|, |rint(upper/g)|). The
     released float g·(S + Z) is an integer times a power of two. The rows
     are snapped and summed by vectorised numpy; only the m noise draws are
@@ -309,7 +370,8 @@ def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, 
     if values is None:
         totals, int_sens, grids = [n_rows], [1], [1.0]
     else:
-        grids = [2.0 ** math.floor(math.log2(max(s, 1e-300) / _GRID_RESOLUTION)) for s in scales]
+        grids = [2.0 ** math.floor(math.log2(max(min(s, d), 1e-300) / _GRID_RESOLUTION))
+                 for s, d in zip(scales, sens)]
         grids = np.array(grids)
         lo_i = np.rint(lower / grids).astype(np.int64)
         hi_i = np.rint(upper / grids).astype(np.int64)
@@ -392,19 +454,49 @@ def _sum_curve(epsilon, delta, n_outputs, *, secure=False):
     return _sums_curve(epsilon, delta, n_outputs, secure=secure)
 
 
-def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure):
-    """Noisy ``np.sum(np.clip(a, *bounds), axis)``; sensitivity max(|lower|, |upper|)."""
+def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, ranges=None):
+    """Noisy ``np.sum(np.clip(a, *bounds), axis)``; sensitivity max(|lower|, |upper|).
+
+    ``ranges`` are the data's block ranges from :func:`_check_data`; with
+    them a float release of one output clips only where needed
+    (:func:`_one_total`).
+    """
     arr = np.asarray(a, dtype=float)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     n_outputs, shape = _check_axis(arr, axis)
-    x, lower, upper = _flatten(arr, bounds, axis)
-    if epsilon == math.inf:
-        return np.sum(x.reshape(arr.shape), axis=axis)
-    if axis is None and x.shape[1] > 1:
-        x, lower, upper = x.sum(axis=1, keepdims=True), lower.sum(keepdims=True), upper.sum(keepdims=True)
-    (out,) = _noisy_sums([(x, lower, upper)], epsilon=epsilon, delta=delta, rng=rng, secure=secure)
+    part = _one_total(arr, bounds, axis, ranges, secure=secure, epsilon=epsilon, centre=False)
+    if part is None:
+        x, lower, upper = _flatten(arr, bounds, axis)
+        if epsilon == math.inf:
+            return np.sum(x.reshape(arr.shape), axis=axis)
+        if axis is None and x.shape[1] > 1:
+            x, lower, upper = x.sum(axis=1, keepdims=True), lower.sum(keepdims=True), upper.sum(keepdims=True)
+        part = (x, lower, upper)
+    (out,) = _noisy_sums([part], epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     return out[0] if axis is None else out.reshape(shape)
+
+
+def _one_total(arr, bounds, axis, ranges, *, secure, epsilon, centre):
+    """The part ``(Σ(clip(x) − c), lower − c, upper − c)`` of a one-output float release, or None.
+
+    The fast path of :func:`_sum_release` and :func:`_mean_release`: for a
+    float release (not ``secure``, finite ε) of a single output (``axis=None``
+    or one column) with scalar bounds, the clipped total comes from
+    :func:`_clipped_total` instead of a clipped copy. A row contributes its m
+    entries, so its contribution lies in [m(L − c), m(U − c)], with c = 0 or,
+    with ``centre``, the bounds' midpoint. Returns None when the general path
+    must be taken.
+    """
+    m = math.prod(arr.shape[1:])
+    scalar = _uniform_bounds(bounds)
+    if secure or epsilon == math.inf or ranges is None or scalar is None or (axis is not None and m > 1):
+        return None
+    lower, upper = scalar
+    c = (lower + upper) / 2.0 if centre else 0.0
+    n = arr.shape[0]
+    total = _clipped_total(arr, lower, upper, ranges) - n * m * c
+    return _ColumnSums([total], n), np.array([m * (lower - c)]), np.array([m * (upper - c)])
 
 
 # --------------------------------------------------------------------------
@@ -444,28 +536,34 @@ def _center_rows(x, c, m):
     return x.sum(axis=1, keepdims=True) if m > 1 else x
 
 
-def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure):
+def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, ranges=None):
     """Noisy mean: c + (noisy Σ(x − c)) / (m·max(noisy n, 1)), clamped to the bounds.
 
     Centring at the bounds' midpoint c halves the sensitivity of the sum to
     (U − L)/2 (the standard construction; see Du et al. 2020, Sec. 3). The
     count and the d sums share (ε, δ) as k = d + 1 sums (module docstring).
+    ``ranges`` enables the fast path of :func:`_one_total`.
     """
     arr = np.asarray(a, dtype=float)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     _, shape = _check_axis(arr, axis)
-    x, h, c, m = _centered(arr, bounds, axis)
-    if epsilon == math.inf:
-        return np.mean(x.reshape(arr.shape), axis=axis)
-    y = _center_rows(x, c, m)
-    if m > 1:
-        h, c = h[:1] * m, c[:1]
-    count, s1 = _noisy_sums([(None, arr.shape[0], None), (y, -h, h)],
+    part = _one_total(arr, bounds, axis, ranges, secure=secure, epsilon=epsilon, centre=True)
+    if part is None:
+        x, h, c, m = _centered(arr, bounds, axis)
+        if epsilon == math.inf:
+            return np.mean(x.reshape(arr.shape), axis=axis)
+        y = _center_rows(x, c, m)
+        part = (y, -h[:1] * m, h[:1] * m) if m > 1 else (y, -h, h)
+        c = c[:1] if m > 1 else c
+    else:
+        m = math.prod(arr.shape[1:])
+        c = np.array([sum(_uniform_bounds(bounds)) / 2.0])
+    count, s1 = _noisy_sums([(None, arr.shape[0], None), part],
                             epsilon=epsilon, delta=delta, rng=rng, secure=secure)
-    n_entries = max(count[0], 1.0) * m
-    lower, upper = c - h / m, c + h / m
-    mean = np.clip(c + s1 / n_entries, lower, upper)  # post-processing: the true mean is in the bounds
+    h = part[2] / m  # the bounds are [c − h, c + h]
+    # post-processing: the true mean lies in the bounds
+    mean = np.clip(c + s1 / (max(count[0], 1.0) * m), c - h, c + h)
     return mean[0] if axis is None else mean.reshape(shape)
 
 

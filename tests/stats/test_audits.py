@@ -58,6 +58,14 @@ def _sum(secure):
                                                   axis=None, rng=rng, secure=secure)
 
 
+def _public_sum(secure):
+    # Through stats.sum, which for one float output sums the data directly
+    # and corrects only the blocks reaching outside the bounds (the 1.5 is
+    # clipped to 1, so the added row still moves the sum by 1).
+    return lambda d, rng, eps: stats.sum(d, epsilon=eps, bounds=(0, 1), random_state=rng,
+                                         secure=secure)
+
+
 def _histogram(secure):
     # The added row falls in bin 1: the output is that bin's noisy count.
     return lambda d, rng, eps: _core._histogram_release(d, epsilon=eps, delta=0.0, bins=2,
@@ -82,6 +90,7 @@ def _histogramdd(secure):
 _ONE_SUM_CASES = {
     "count": (_count, np.ones(3), np.ones(4)),
     "sum": (_sum, np.array([0.5, 0.5]), np.array([0.5, 0.5, 1.0])),
+    "public_sum": (_public_sum, np.array([0.5, 0.5]), np.array([0.5, 0.5, 1.5])),
     "histogram": (_histogram, np.array([0.2, 0.7]), np.array([0.2, 0.7, 0.7])),
     "histogram2d": (_histogram2d, np.array([[0.2, 0.2], [0.7, 0.2]]),
                     np.array([[0.2, 0.2], [0.7, 0.2], [0.7, 0.3]])),
