@@ -192,3 +192,14 @@ def test_accuracy_axis0_and_shapes():
     h, edges = stats.histogramdd(x, bins=(3, 4), range=[(-5, 5), (0, 20)], epsilon=1.0,
                                  random_state=0)
     assert h.shape == (3, 4) and len(edges) == 2
+
+
+def test_secure_grid_keeps_values_under_large_noise(monkeypatch):
+    # With the noise scale far above the bounds (1/ε = 1e4 here), a grid made
+    # only from the noise scale would be 8 wide and round every 1 to 0. The grid
+    # is also 1024× finer than the bounds, so with the noise draw set to 0 the
+    # secure sum of 0/1 values is exact.
+    monkeypatch.setattr(_core, "sample_discrete_laplace", lambda scale, random_state=None: 0)
+    x = (np.arange(1000) % 3 == 0).astype(float)
+    s = stats.sum(x, epsilon=1e-4, bounds=(0, 1), secure=True, random_state=0)
+    assert s == 334.0
