@@ -1,4 +1,6 @@
-"""DP models on UCI Adult: DPGaussianNB vs diffprivlib and scikit-learn; DPLinearRegression vs sklearn.
+"""DP models on UCI Adult: DPGaussianNB vs diffprivlib and scikit-learn.
+
+DPLinearRegression has its own benchmark: benchmarks/bench_linear_regression.py.
 
 Run from the repository root (diffprivlib needs scikit-learn < 1.8, so it runs in its own
 venv as a subprocess; without /work/dplvenv its column is left out):
@@ -15,14 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
-from sklearn.linear_model import LinearRegression
 from sklearn.naive_bayes import GaussianNB
 
 from skdp.datasets import adult_preprocessor, load_adult
-from skdp.linear_model import DPLinearRegression
 from skdp.naive_bayes import DPGaussianNB
 
 EPSILONS = [0.1, 1.0, 5.0]
@@ -101,24 +100,6 @@ def main():
               f"{np.mean(cells[0]) / base:.3f} | {errs[0]:.5f} | {errs[1]:.5f} |")
     print(f"(time for the 30 fits+scores: skdp {t_skdp:.2f} s; diffprivlib subprocess incl. "
           f"start-up {t_dpl:.2f} s)")
-
-    print("\n## DPLinearRegression: target hours-per-week (scaled to [0, 1] by its public "
-          "bounds 1..99), 104 features; test R², mean ± std over 5 seeds")
-    h = Xtr.shape[1] - 1  # the preprocessor puts hours-per-week last
-    Ltr, ttr, Lte, tte = Xtr[:, :h], Xtr[:, h], Xte[:, :h], Xte[:, h]
-    base = LinearRegression().fit(Ltr, ttr).score(Lte, tte)
-    print(f"non-private sklearn LinearRegression: R² = {base:.4f}")
-    print("| epsilon | skdp DPLinearRegression R² | ratio to sklearn |")
-    print("|---|---|---|")
-    for eps in EPSILONS + [float("inf")]:
-        r2 = []
-        for seed in SEEDS:
-            reg = DPLinearRegression(epsilon=eps, delta=1e-5, bounds_X=(0, 1), bounds_y=(0, 1),
-                                     random_state=seed)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                r2.append(reg.fit(Ltr, ttr).score(Lte, tte))
-        print(f"| {eps} | {np.mean(r2):.4f} ± {np.std(r2):.4f} | {np.mean(r2) / base:.3f} |")
 
 
 if __name__ == "__main__":

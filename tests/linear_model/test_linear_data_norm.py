@@ -132,7 +132,8 @@ def test_neighbouring_datasets_change_the_release_by_at_most_the_sensitivity():
     shifts = [np.linalg.norm(release(np.vstack([X, x]), np.r_[y, t]) - base)
               for x, t in zip(extra_X, extra_y)]
     assert max(shifts) <= est.sensitivity_ * (1 + 1e-12)
-    assert shifts[-2] == pytest.approx(est.sensitivity_, rel=1e-12)  # greedy row (1, -1, 0.5, 0), y = 10
+    # The greedy row (1, -1, 0.5, 0) with y = 10 attains it.
+    assert shifts[-2] == pytest.approx(est.sensitivity_, rel=1e-12)
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
