@@ -109,12 +109,12 @@ def _noise_multiplier(epsilon, delta):
 # --------------------------------------------------------------------------
 # validation helpers (read shapes, dtypes and finiteness only)
 # --------------------------------------------------------------------------
-def _check_data(a, *, name="a", return_ranges=False):
+def _check_data(a, *, name="a", return_range=False):
     """``a`` as a float array with at least one dimension and only finite values.
 
-    With ``return_ranges`` also returns the block ranges of
-    :func:`_finite_block_ranges`, the reductions that proved finiteness,
-    kept so that a float release can skip clipping where nothing needs it.
+    With ``return_range`` also returns the ``(min, max)`` of
+    :func:`_finite_range`, the reductions that proved finiteness, kept so
+    that a float release can skip clipping when nothing needs it.
     """
     try:
         arr = np.asarray(a, dtype=float)
@@ -122,65 +122,66 @@ def _check_data(a, *, name="a", return_ranges=False):
         raise ValueError(f"{name} must be numeric; could not convert it to floats.") from None
     if arr.ndim == 0:
         arr = arr.reshape(1)
-    ranges = _finite_block_ranges(arr, name=name)
-    return (arr, ranges) if return_ranges else arr
+    value_range = _finite_range(arr, name=name)
+    return (arr, value_range) if return_range else arr
 
 
-# Entries per block of _finite_block_ranges: long enough that the per-block
-# min/max run at the speed of one whole-array reduction (measured on 10⁶ floats:
-# 0.10 ms each for 4096-entry blocks, 0.15 ms for 1024, 0.085 ms unblocked).
-_RANGE_BLOCK = 4096
-
-
-def _finite_block_ranges(arr, *, name="a"):
-    """Per-block ``(mins, maxs)`` of ``arr``'s entries in memory order; raise on NaN or infinity.
+def _finite_range(arr, *, name="a"):
+    """``(min, max)`` of ``arr``'s entries (``None`` if empty); raise on NaN or infinity.
 
     ``min`` and ``max`` propagate NaN and an infinity is its own extreme, so
-    the block extremes are all finite exactly when every entry is: the
-    finiteness check costs two SIMD reductions and no temporary array (about
-    the time of ``np.isfinite(arr).all()``). The ranges are read after the
-    charge only by :func:`_clipped_total`, to clip just the blocks that
-    reach outside the bounds; the released value does not depend on them.
+    both are finite exactly when every entry is: two SIMD reductions and no
+    temporary array (0.17 ms on 10⁶ floats here, against 0.21 ms for
+    ``np.isfinite(arr).all()``). After the charge the range is read only by
+    :func:`_clipped_total`, to skip clipping that would change nothing; the
+    released value does not depend on it.
     """
-    flat = arr.reshape(-1)
-    k = flat.size // _RANGE_BLOCK
-    head = flat[: k * _RANGE_BLOCK].reshape(k, _RANGE_BLOCK)
-    mins, maxs = head.min(axis=1), head.max(axis=1)
-    if flat.size > k * _RANGE_BLOCK:
-        tail = flat[k * _RANGE_BLOCK:]
-        mins, maxs = np.append(mins, tail.min()), np.append(maxs, tail.max())
-    if not (np.isfinite(mins).all() and np.isfinite(maxs).all()):
+    if arr.size == 0:
+        return None
+    lo, hi = float(arr.min()), float(arr.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(
             f"{name} contains NaN or infinity. skdp.stats needs finite values: "
             "drop or impute missing values first (for example with skdp.impute)."
         )
-    return mins, maxs
+    return lo, hi
 
 
-def _clipped_total(arr, lower, upper, ranges):
+# Entries per block in _clipped_total: long enough that per-block min/max run
+# near the speed of one whole-array reduction (measured on 10⁶ floats: 0.10 ms
+# for 4096-entry blocks, 0.15 ms for 1024, 0.085 ms unblocked).
+_RANGE_BLOCK = 4096
+
+
+def _clipped_total(arr, lower, upper, value_range):
     """``np.sum(np.clip(arr, lower, upper))`` for scalar bounds, clipping only where needed.
 
-    ``ranges`` are ``arr``'s block ranges (:func:`_finite_block_ranges`):
-    the total is the plain sum (``einsum``, one SIMD pass) plus, for each
-    block reaching outside [lower, upper], the change that clipping makes
-    to it. Equal to the clipped sum up to float rounding; the time depends
-    on how many blocks hold values outside the bounds (see ``secure`` in
-    :mod:`skdp.stats`).
+    ``value_range`` is ``arr``'s (min, max) (:func:`_finite_range`). Inside
+    the bounds the total is the plain sum (``einsum``: one SIMD pass, half
+    the time of ``np.sum``). Otherwise the blocks of ``_RANGE_BLOCK``
+    entries that reach past a violated bound are found by per-block
+    extremes, and the plain sum is corrected by the change clipping makes to
+    them. Equal to the clipped sum up to float rounding; the time depends
+    on how many blocks reach outside (see ``secure`` in :mod:`skdp.stats`).
     """
     flat = arr.reshape(-1)
-    mins, maxs = ranges
-    if mins.size == 0 or (mins.min() >= lower and maxs.max() <= upper):  # nothing to clip
-        return float(np.einsum("i->", flat))
-    dirty = np.flatnonzero((mins < lower) | (maxs > upper))
-    if 2 * dirty.size > mins.size:  # mostly outside: clip everything
-        return float(np.sum(np.clip(flat, lower, upper)))
+    if value_range is None:
+        return 0.0
+    lo, hi = value_range
+    total = float(np.einsum("i->", flat))
+    if lo >= lower and hi <= upper:  # nothing to clip
+        return total
     k = flat.size // _RANGE_BLOCK
     head = flat[: k * _RANGE_BLOCK].reshape(k, _RANGE_BLOCK)
-    total = float(np.einsum("i->", flat))
-    outside = [head[dirty[dirty < k]]]
-    if dirty.size and dirty[-1] == k:  # the short last block
-        outside.append(flat[k * _RANGE_BLOCK:])
-    for values in outside:
+    tail = flat[k * _RANGE_BLOCK:]
+    dirty = np.zeros(k, dtype=bool)
+    if lo < lower:
+        dirty |= head.min(axis=1) < lower
+    if hi > upper:
+        dirty |= head.max(axis=1) > upper
+    if 2 * np.count_nonzero(dirty) > k:  # mostly outside: clip everything
+        return float(np.einsum("i->", np.clip(flat, lower, upper)))
+    for values in (head[dirty], tail):
         total += float(np.sum(np.clip(values, lower, upper) - values))
     return total
 
@@ -454,18 +455,18 @@ def _sum_curve(epsilon, delta, n_outputs, *, secure=False):
     return _sums_curve(epsilon, delta, n_outputs, secure=secure)
 
 
-def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, ranges=None):
+def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=None):
     """Noisy ``np.sum(np.clip(a, *bounds), axis)``; sensitivity max(|lower|, |upper|).
 
-    ``ranges`` are the data's block ranges from :func:`_check_data`; with
-    them a float release of one output clips only where needed
+    ``value_range`` is the data's (min, max) from :func:`_check_data`; with
+    it a float release of one output clips only where needed
     (:func:`_one_total`).
     """
     arr = np.asarray(a, dtype=float)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     n_outputs, shape = _check_axis(arr, axis)
-    part = _one_total(arr, bounds, axis, ranges, secure=secure, epsilon=epsilon, centre=False)
+    part = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon, centre=False)
     if part is None:
         x, lower, upper = _flatten(arr, bounds, axis)
         if epsilon == math.inf:
@@ -477,7 +478,7 @@ def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, ranges=None):
     return out[0] if axis is None else out.reshape(shape)
 
 
-def _one_total(arr, bounds, axis, ranges, *, secure, epsilon, centre):
+def _one_total(arr, bounds, axis, value_range, *, secure, epsilon, centre):
     """The part ``(Σ(clip(x) − c), lower − c, upper − c)`` of a one-output float release, or None.
 
     The fast path of :func:`_sum_release` and :func:`_mean_release`: for a
@@ -490,12 +491,12 @@ def _one_total(arr, bounds, axis, ranges, *, secure, epsilon, centre):
     """
     m = math.prod(arr.shape[1:])
     scalar = _uniform_bounds(bounds)
-    if secure or epsilon == math.inf or ranges is None or scalar is None or (axis is not None and m > 1):
+    if secure or epsilon == math.inf or value_range is None or scalar is None or (axis is not None and m > 1):
         return None
     lower, upper = scalar
     c = (lower + upper) / 2.0 if centre else 0.0
     n = arr.shape[0]
-    total = _clipped_total(arr, lower, upper, ranges) - n * m * c
+    total = _clipped_total(arr, lower, upper, value_range) - n * m * c
     return _ColumnSums([total], n), np.array([m * (lower - c)]), np.array([m * (upper - c)])
 
 
@@ -536,19 +537,19 @@ def _center_rows(x, c, m):
     return x.sum(axis=1, keepdims=True) if m > 1 else x
 
 
-def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, ranges=None):
+def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=None):
     """Noisy mean: c + (noisy Σ(x − c)) / (m·max(noisy n, 1)), clamped to the bounds.
 
     Centring at the bounds' midpoint c halves the sensitivity of the sum to
     (U − L)/2 (the standard construction; see Du et al. 2020, Sec. 3). The
     count and the d sums share (ε, δ) as k = d + 1 sums (module docstring).
-    ``ranges`` enables the fast path of :func:`_one_total`.
+    ``value_range`` enables the fast path of :func:`_one_total`.
     """
     arr = np.asarray(a, dtype=float)
     if arr.ndim == 0:
         arr = arr.reshape(1)
     _, shape = _check_axis(arr, axis)
-    part = _one_total(arr, bounds, axis, ranges, secure=secure, epsilon=epsilon, centre=True)
+    part = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon, centre=True)
     if part is None:
         x, h, c, m = _centered(arr, bounds, axis)
         if epsilon == math.inf:

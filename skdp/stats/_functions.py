@@ -39,9 +39,10 @@ secure : bool, default=False
     larger (the grid rounding adds at most half a grid step per value,
     with the grid 1024 times finer than both the noise and the bounds).
     Neither path defends against timing side channels: for example the
-    float ``sum``/``mean`` of one output clips only the blocks of 4096
-    values that reach outside the bounds, so their running time depends on
-    how many such blocks there are (the released value does not).
+    float ``sum``/``mean`` of one output skips clipping when every value
+    lies inside the bounds, and otherwise clips only the blocks of 4096
+    values that reach outside them, so their running time depends on how
+    many such blocks there are (the released value does not).
 """
 
 import builtins
@@ -147,13 +148,13 @@ def sum(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=N
     5000
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, ranges = _core._check_data(a, return_ranges=True)
+    arr, value_range = _core._check_data(a, return_range=True)
     n_outputs, _ = _core._check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis)
     curve = _core._sum_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "sum", epsilon, delta, n_outputs, secure)
     return _core._sum_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
-                              rng=rng, secure=secure, ranges=ranges)
+                              rng=rng, secure=secure, value_range=value_range)
 
 
 def mean(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=None, secure=False):
@@ -175,13 +176,13 @@ def mean(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=
     (2,)
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, ranges = _core._check_data(a, return_ranges=True)
+    arr, value_range = _core._check_data(a, return_range=True)
     n_outputs, _ = _core._check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     curve = _core._mean_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "mean", epsilon, delta, n_outputs, secure)
     return _core._mean_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
-                               rng=rng, secure=secure, ranges=ranges)
+                               rng=rng, secure=secure, value_range=value_range)
 
 
 def var(a, axis=None, *, epsilon, bounds, delta=0.0, ddof=0, budget=None, random_state=None,

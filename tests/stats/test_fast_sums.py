@@ -27,15 +27,15 @@ def _data(n, shape_rest, outliers, seed=0):
 @pytest.mark.parametrize("outliers", [False, True])
 def test_clipped_total_equals_clipped_sum(n, outliers):
     x = _data(n, (), outliers)
-    _, ranges = _core._check_data(x, return_ranges=True)
+    _, value_range = _core._check_data(x, return_range=True)
     expected = np.sum(np.clip(x, 0.0, 1.0))
-    assert _core._clipped_total(x, 0.0, 1.0, ranges) == pytest.approx(expected, rel=1e-13, abs=1e-10)
+    assert _core._clipped_total(x, 0.0, 1.0, value_range) == pytest.approx(expected, rel=1e-13, abs=1e-10)
 
 
 def test_clipped_total_when_most_blocks_are_outside():
     x = np.linspace(-3, 3, 2 * B + 5)
-    _, ranges = _core._check_data(x, return_ranges=True)
-    assert _core._clipped_total(x, -1.0, 1.0, ranges) == pytest.approx(np.clip(x, -1, 1).sum(), abs=1e-9)
+    _, value_range = _core._check_data(x, return_range=True)
+    assert _core._clipped_total(x, -1.0, 1.0, value_range) == pytest.approx(np.clip(x, -1, 1).sum(), abs=1e-9)
 
 
 CASES = [  # (shape after n, axis)
@@ -54,13 +54,13 @@ CASES = [  # (shape after n, axis)
 def test_fast_path_releases_what_the_general_path_releases(n, rest, axis, outliers, delta, release,
                                                            monkeypatch):
     x = _data(n, rest, outliers)
-    arr, ranges = _core._check_data(x, return_ranges=True)
+    arr, value_range = _core._check_data(x, return_range=True)
     bounds = (np.zeros(1), np.ones(1))
     kw = dict(epsilon=0.7, delta=delta, bounds=bounds, axis=axis, secure=False)
     general = release(arr, rng=np.random.default_rng(3), **kw)
     with monkeypatch.context() as m:  # the fast path clips no copy
         m.setattr(_core, "_flatten", lambda *a, **k: pytest.fail("took the general path"))
-        fast = release(arr, rng=np.random.default_rng(3), ranges=ranges, **kw)
+        fast = release(arr, rng=np.random.default_rng(3), value_range=value_range, **kw)
     np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-9)
 
 
