@@ -24,7 +24,7 @@ def _gram_sensitivity(max_abs_X, max_abs_y, *, data_norm=math.inf, intercept=Tru
     """L2 sensitivity of the upper triangle of ZᵀZ without its (y, y) entry.
 
     One row is z = (x, [1], y) (the 1 only with ``intercept``) with public
-    constraints |x_j| <= m_j (``max_abs_X``; ``inf`` when there is no box),
+    constraints abs(x_j) <= m_j (``max_abs_X``; ``inf`` when there is no box),
     ||x||_2 <= D (``data_norm``) and |y| <= m_y (``max_abs_y``). Adding or
     removing the row changes the released vector by
     u = {z_j z_k : j <= k, (j, k) != (y, y)}. The release is the symmetric
@@ -68,7 +68,7 @@ def _clipped_design(X, y, *, bounds_X, data_norm, bounds_y, centre, scale, fit_i
 
     The box clip (``bounds_X``, skipped when ``None``) comes first, then the
     row-norm clip (skipped when ``data_norm`` is ``None``), which only shrinks
-    magnitudes; so every row has |x_j| <= max(|lower_j|, |upper_j|) and
+    magnitudes; so every row has abs(x_j) <= max(abs(lower_j), abs(upper_j)) and
     ||x|| <= data_norm, the constraints ``_gram_sensitivity`` uses. The target
     is clipped to ``bounds_y`` and mapped to y' = (y − centre) / scale; the
     final clip to that map's image of the bounds only removes rounding.
@@ -136,7 +136,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ``data_norm`` is given, scaled down to L2 norm at most ``data_norm``
     (:func:`~skdp.linear_model._row_norm.clip_row_norms`, shared with
     :class:`DPLogisticRegression`). Scaling only shrinks magnitudes, so after
-    both steps |x_j| <= m_j = max(|lower_j|, |upper_j|) and ||x|| <= data_norm
+    both steps abs(x_j) <= m_j = max(abs(lower_j), abs(upper_j)) and ‖x‖ <= data_norm
     hold together, which is all the sensitivity uses. Either may be omitted,
     not both. The target is clipped to ``bounds_y``. Clipping is silent per
     row; how many rows were clipped is never released, since it is private.

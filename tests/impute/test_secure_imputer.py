@@ -119,9 +119,10 @@ def _spy(monkeypatch, module, name):
     return calls
 
 
-def _power_of_two_grid(scale):
-    """The public grid width of a secure noisy sum: 2^⌊log₂(scale/1024)⌋ (stats._core)."""
-    return 2.0 ** math.floor(math.log2(scale / 1024))
+def _power_of_two_grid(scale, sensitivity):
+    """The public grid width of a secure noisy sum (stats._core._secure_sums):
+    2^⌊log₂(min(scale, Δ)/1024)⌋, finer than both the noise and the bounds."""
+    return 2.0 ** math.floor(math.log2(min(scale, sensitivity) / 1024))
 
 
 def _assert_multiples(values, grid):
@@ -138,12 +139,12 @@ def test_secure_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
     for j, (_, _, (count, total)) in enumerate(calls):
         _assert_multiples(count, 1.0)  # the count is an integer plus integer noise
         # Laplace scale of the centred sum: Δ·k/ε with Δ = h, k = 2 sums, ε = 0.5/2
-        _assert_multiples(total, _power_of_two_grid(h[j] * 2 / 0.25))
+        _assert_multiples(total, _power_of_two_grid(h[j] * 2 / 0.25, h[j]))
     # Without secure the float noise leaves the grid (the check has power).
     calls.clear()
     DPSimpleImputer(bounds=BOUNDS, epsilon=0.5, random_state=0).fit(X)
     with pytest.raises(AssertionError):
-        _assert_multiples(calls[0][2][1], _power_of_two_grid(h[0] * 2 / 0.25))
+        _assert_multiples(calls[0][2][1], _power_of_two_grid(h[0] * 2 / 0.25, h[0]))
 
 
 def test_secure_joint_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
@@ -155,8 +156,8 @@ def test_secure_joint_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
     z = calibrate_noise_multiplier(0.9, 1e-5)
     # Gaussian std of sum j: z·√(2d)·Δⱼ with Δ = 1 for the counts and h for the centred sums
     for j, h in enumerate((UPPER - LOWER) / 2):
-        _assert_multiples(counts[j], _power_of_two_grid(z * 2 * 1.0))
-        _assert_multiples(sums[j], _power_of_two_grid(z * 2 * h))
+        _assert_multiples(counts[j], _power_of_two_grid(z * 2 * 1.0, 1.0))
+        _assert_multiples(sums[j], _power_of_two_grid(z * 2 * h, h))
 
 
 def test_secure_most_frequent_counts_are_integers(monkeypatch):
