@@ -156,22 +156,23 @@ _RANGE_BLOCK = 2048
 def _clipped_total(arr, lower, upper, value_range):
     """``np.sum(np.clip(arr, lower, upper))`` for scalar bounds, clipping only where needed.
 
-    ``value_range`` is ``arr``'s (min, max) (:func:`_finite_range`). The
-    total is the plain sum (``einsum``: one SIMD pass, half the time of
-    ``np.sum``). If the range reaches past a bound, the blocks of
-    ``_RANGE_BLOCK`` entries that do are found by per-block extremes, and
-    their values past the bound v correct the sum by Σ(bound − v), which is
-    what clipping changes. Equal to the clipped sum up to float rounding; the
-    time depends on how many blocks reach outside (see ``secure`` in
-    :mod:`skdp.stats`).
+    ``value_range`` is ``arr``'s (min, max) (:func:`_finite_range`). If it
+    lies inside the bounds, the total is the plain sum (``einsum``: one SIMD
+    pass, half the time of ``np.sum``). Otherwise per-block extremes over
+    blocks of ``_RANGE_BLOCK`` entries find the blocks that reach past a
+    bound; the total is the sum of the other blocks' own sums plus the sum of
+    the clipped values of those blocks (and of the short last block). No
+    value outside the bounds ever enters a float sum, so a huge value cannot
+    absorb the others or overflow (as ``Σx + Σ(bound − v)`` would). The time
+    depends on how many blocks reach outside (see ``secure`` in
+    :mod:`skdp.stats`); the value is the clipped sum up to float rounding.
     """
     if value_range is None:
         return 0.0
     flat = arr.reshape(-1)
     lo, hi = value_range
-    total = float(np.einsum("i->", flat))
-    if lo >= lower and hi <= upper:  # nothing to clip
-        return total
+    if lo >= lower and hi <= upper:  # every value is inside the bounds
+        return float(np.einsum("i->", flat))
     k = flat.size // _RANGE_BLOCK
     head = flat[: k * _RANGE_BLOCK].reshape(k, _RANGE_BLOCK)
     dirty = np.zeros(k, dtype=bool)
@@ -179,11 +180,11 @@ def _clipped_total(arr, lower, upper, value_range):
         dirty |= head.min(axis=1) < lower
     if hi > upper:
         dirty |= head.max(axis=1) > upper
-    outside = np.concatenate([head[dirty].reshape(-1), flat[k * _RANGE_BLOCK:]])
-    for bound, past in ((lower, outside < lower), (upper, outside > upper)):
-        values = outside[past]
-        total += bound * values.size - float(np.sum(values))
-    return total
+    with np.errstate(over="ignore", invalid="ignore"):  # dirty blocks' raw sums are not used
+        block_sums = np.einsum("ij->i", head)
+    clipped = np.concatenate([head[dirty].reshape(-1), flat[k * _RANGE_BLOCK:]])
+    np.clip(clipped, lower, upper, out=clipped)
+    return float(np.sum(block_sums[~dirty])) + float(np.einsum("i->", clipped))
 
 
 def _uniform_bounds(bounds):
@@ -478,6 +479,14 @@ def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=No
     return out[0] if axis is None else out.reshape(shape)
 
 
+# The mean's fast path computes Σ(x − c) as Σx − n·m·c. Its rounding error is of
+# order n·max(|L|, |U|)·2⁻⁵², against n·h·2⁻⁵² for centring each value (h the
+# half-width): it is used only while max(|L|, |U|) <= 4h, so that it rounds at
+# most 4× as much; bounds far from 0 relative to their width (e.g. [1e12, 1e12 + 1])
+# take the general path, where cancellation could move the total by more than h.
+_MAX_CENTRE_RATIO = 4.0
+
+
 def _one_total(arr, bounds, axis, value_range, *, secure, epsilon, centre):
     """The part ``(Σ(clip(x) − c), lower − c, upper − c)`` of a one-output float release, or None.
 
@@ -495,6 +504,8 @@ def _one_total(arr, bounds, axis, value_range, *, secure, epsilon, centre):
         return None
     lower, upper = scalar
     c = (lower + upper) / 2.0 if centre else 0.0
+    if centre and max(abs(lower), abs(upper)) > _MAX_CENTRE_RATIO * (upper - lower) / 2.0:
+        return None  # Σx − n·m·c would cancel: centre each value instead (general path)
     n = arr.shape[0]
     total = _clipped_total(arr, lower, upper, value_range) - n * m * c
     return _ColumnSums([total], n), np.array([m * (lower - c)]), np.array([m * (upper - c)])

@@ -40,7 +40,7 @@ secure : bool, default=False
     with the grid 1024 times finer than both the noise and the bounds).
     Neither path defends against timing side channels: for example the
     float ``sum``/``mean`` of one output skips clipping when every value
-    lies inside the bounds, and otherwise clips only the blocks of 4096
+    lies inside the bounds, and otherwise clips only the blocks of 2048
     values that reach outside them, so their running time depends on how
     many such blocks there are (the released value does not).
 """

@@ -4,6 +4,8 @@ It must release exactly what the general path (clip a copy, then sum) releases:
 same noise draws for the same seed, same value up to float rounding.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,51 @@ def test_nan_and_inf_anywhere_are_refused():
                 x[pos] = bad
                 with pytest.raises(ValueError, match="NaN or infinity"):
                     stats.sum(x, epsilon=1.0, bounds=(0, 1))
+
+
+# -- regressions from the session-2 privacy review ------------------------------
+# A first version summed the raw values and subtracted the parts past the bounds
+# (a value of 1e20 absorbed every other row, two of 1e308 gave NaN), and computed
+# the mean's Σ(x − c) as Σx − n·c for any bounds (with bounds [1e12, 1e12 + 1] one
+# row moved the centred total by 2.0 > h = 0.5). No value outside the bounds may
+# enter a float sum, and bounds far from 0 take the general path.
+@pytest.mark.parametrize("release", [stats.sum, stats.mean])
+def test_one_far_outlier_does_not_erase_the_other_rows(release):
+    x = np.random.default_rng(0).uniform(0.0, 1.0, 1000)
+    y = np.append(x, 1e20)  # a neighbour: one added row, clipped to 1 by the bounds
+    # epsilon = 1e6: the noise std is at most 2·√2/ε ≈ 3e-6 on the sum (Laplace, k ≤ 2)
+    out = release(y, epsilon=1e6, bounds=(0.0, 1.0), random_state=0)
+    expected = {stats.sum: np.clip(y, 0, 1).sum(), stats.mean: np.clip(y, 0, 1).mean()}[release]
+    assert out == pytest.approx(expected, abs=1e-3)
+
+
+def test_two_huge_rows_release_a_finite_sum():
+    x = np.append(np.random.default_rng(1).uniform(0.0, 1.0, 100), [1e308, 1e308])
+    assert math.isfinite(stats.sum(x, epsilon=1.0, bounds=(0.0, 1.0), random_state=0))
+    assert math.isfinite(stats.mean(x, epsilon=1.0, bounds=(0.0, 1.0), random_state=0))
+
+
+def test_mean_with_bounds_far_from_zero_is_the_clipped_mean():
+    lower, upper = 1e12, 1e12 + 1.0  # h = 0.5: one row moves Σ(x − c) by at most 0.5
+    x = lower + np.random.default_rng(2).uniform(0.0, 1.0, 10**6)
+    # epsilon = 1e9: the noise on Σ(x − c) has std 2√2·h/ε ≈ 1.4e-9 and the count's
+    # 2√2/ε, so the released mean is the clipped mean up to ~1e-15 plus float rounding of
+    # the general path (Σ of the exact x − c: error far below 1e-9 here). The fast path
+    # computes Σx − n·c with n·c ≈ 1e18 (float spacing 128) and was measured off by 337
+    # in the centred total (3.4e-4 in the mean); on neighbours (n = 10⁴) it moved the
+    # centred total by 2.0 > h.
+    out = stats.mean(x, epsilon=1e9, bounds=(lower, upper), random_state=0)
+    expected = lower + float(np.mean(np.clip(x, lower, upper) - (lower + upper) / 2.0)) + 0.5
+    assert abs(out - expected) <= 1e-5
+
+
+def test_mean_fast_path_only_for_bounds_near_zero():
+    x = np.random.default_rng(0).uniform(0, 1, 100)
+    arr, value_range = _core._check_data(x, return_range=True)
+    kw = dict(axis=None, secure=False, epsilon=1.0, centre=True)
+    assert _core._one_total(arr, (0.0, 1.0), value_range=value_range, **kw) is not None
+    assert _core._one_total(arr, (-3.0, 5.0), value_range=value_range, **kw) is not None  # 5 <= 4·4
+    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range, **kw) is None  # 5 > 4·1
+    # the sum is not centred: its rounding is relative to its own sensitivity
+    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range,
+                            **{**kw, "centre": False}) is not None
