@@ -37,5 +37,7 @@ def clip_row_norms(X, data_norm):
     [[0.6000000000000001, 0.8], [0.3, 0.4], [0.0, 0.0]]
     """
     norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, data_norm / np.maximum(norms, np.finfo(float).tiny))
+    over = norms > data_norm
+    scale = np.ones_like(norms)
+    scale[over] = data_norm / norms[over]  # min(1, D/||x||) without dividing by a zero norm
     return X * scale[:, None]

@@ -241,3 +241,16 @@ def test_data_norm_makes_the_fit_more_accurate():
 )
 def test_sklearn_compatible_with_data_norm(estimator, check):
     check(estimator)
+
+
+def test_clip_row_norms_keeps_zero_rows_without_warnings():
+    import warnings
+
+    from skdp.linear_model._row_norm import clip_row_norms
+
+    X = np.array([[0.0, 0.0], [3.0, 4.0], [0.3, 0.4]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1e3 / tiny used to overflow (RuntimeWarning)
+        out = clip_row_norms(X, 1e3)
+        np.testing.assert_array_equal(out, X)
+        np.testing.assert_allclose(np.linalg.norm(clip_row_norms(X, 1.0), axis=1), [0.0, 1.0, 0.5])
