@@ -18,9 +18,7 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -28,6 +26,9 @@ from sklearn.linear_model import LogisticRegression
 
 from skdp.datasets import adult_preprocessor, adult_schema, load_adult
 from skdp.linear_model import DPLogisticRegression
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+from _peers import DPL_PYTHON, run_peer  # noqa: E402
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0, math.inf]
 DELTA = 1e-5
@@ -55,7 +56,7 @@ def fmt(accs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--dpl-python", default="/work/dplvenv/bin/python")
+    parser.add_argument("--dpl-python", default=DPL_PYTHON)
     parser.add_argument("--plot", metavar="PNG", help="also save accuracy against ε to this PNG")
     args = parser.parse_args()
 
@@ -98,22 +99,18 @@ def main():
             results[("skdp DPSGDClassifier (64, 64)", eps)] = accs
         print(f"[DPSGDClassifier (64, 64): {time.perf_counter() - t0:.1f} s]")
 
-    if os.path.exists(args.dpl_python):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, "adult.npz")
-            np.savez(path, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-            finite = [e for e in EPSILONS if e < math.inf]
-            t0 = time.perf_counter()
-            proc = subprocess.run([args.dpl_python, "-c", DPL_SCRIPT, path, json.dumps(finite),
-                                   str(args.seeds), repr(norm)], capture_output=True, text=True)
-            if proc.returncode == 0:
-                for eps, accs in json.loads(proc.stdout.strip().splitlines()[-1]).items():
-                    results[("diffprivlib LogisticRegression", float(eps))] = accs
-                print(f"[diffprivlib: {time.perf_counter() - t0:.1f} s]")
-            else:
-                print("NOTE: diffprivlib run failed:\n" + proc.stderr[-2000:])
-    else:
-        print(f"NOTE: {args.dpl_python} not found; diffprivlib skipped.")
+    finite = [e for e in EPSILONS if e < math.inf]
+    t0 = time.perf_counter()
+    try:
+        dpl = run_peer(DPL_SCRIPT, dict(Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte), json.dumps(finite),
+                       str(args.seeds), repr(norm), python=args.dpl_python)
+    except RuntimeError as exc:  # keep the skdp results of this long run
+        print(f"NOTE: diffprivlib run failed:\n{exc}")
+        dpl = None
+    if dpl is not None:
+        for eps, accs in dpl.items():
+            results[("diffprivlib LogisticRegression", float(eps))] = accs
+        print(f"[diffprivlib: {time.perf_counter() - t0:.1f} s]")
 
     models = sorted({m for m, _ in results}, key=lambda m: (not m.startswith("skdp DPL"), m))
     header = "| model | " + " | ".join(f"ε={e:g}" for e in EPSILONS) + " |"

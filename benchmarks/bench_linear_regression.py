@@ -30,9 +30,7 @@ in ``_obj_coefs[2]``; read here for diagnosis only) and the norm of its coeffici
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -41,10 +39,12 @@ from sklearn.linear_model import LinearRegression
 from skdp.datasets import adult_preprocessor, adult_schema, load_adult
 from skdp.linear_model import DPLinearRegression
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+from _peers import run_peer  # noqa: E402
+
 EPSILONS = [0.1, 1.0, 5.0]
 SEEDS = range(5)
 DELTA = 1e-5
-DPL_PYTHON = "/work/dplvenv/bin/python"
 
 # Run in /work/dplvenv. For each design: test R², number of negative eigenvalues and the
 # smallest eigenvalue of the noisy quadratic form, and ||coef||, per ε and seed.
@@ -117,16 +117,11 @@ def smallest_centred_gram_eigenvalue(X):
 
 
 def diffprivlib_runs(Xtr, ytr, Xte, yte, design_cols):
-    if not os.path.exists(DPL_PYTHON):
+    out = run_peer(DPL_SCRIPT, dict(Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte),
+                   json.dumps(EPSILONS), str(len(SEEDS)), json.dumps(design_cols))
+    if out is None:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "adult.npz")
-        np.savez(path, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-        res = subprocess.run([DPL_PYTHON, "-c", DPL_SCRIPT, path, json.dumps(EPSILONS),
-                              str(len(SEEDS)), json.dumps(design_cols)],
-                             capture_output=True, text=True, check=True)
-    return {name: {float(k): v for k, v in per_eps.items()}
-            for name, per_eps in json.loads(res.stdout).items()}
+    return {name: {float(k): v for k, v in per_eps.items()} for name, per_eps in out.items()}
 
 
 def skdp_r2(Xtr, ytr, Xte, yte, eps, params):

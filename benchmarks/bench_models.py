@@ -13,9 +13,7 @@ Features: skdp.datasets.adult_preprocessor (public schema, learns nothing): 105 
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -24,10 +22,11 @@ from sklearn.naive_bayes import GaussianNB
 from skdp.datasets import adult_preprocessor, load_adult
 from skdp.naive_bayes import DPGaussianNB
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+from _peers import run_peer  # noqa: E402
+
 EPSILONS = [0.1, 1.0, 5.0]
 SEEDS = range(5)
-DPL_PYTHON = "/work/dplvenv/bin/python"
-
 DPL_SCRIPT = r"""
 import json, sys, warnings
 import numpy as np
@@ -54,14 +53,9 @@ def adult():
 
 
 def diffprivlib_nb(Xtr, ytr, Xte, yte):
-    if not os.path.exists(DPL_PYTHON):
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "adult.npz")
-        np.savez(path, Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte)
-        res = subprocess.run([DPL_PYTHON, "-c", DPL_SCRIPT, path, json.dumps(EPSILONS),
-                              str(len(SEEDS))], capture_output=True, text=True, check=True)
-    return {float(k): v for k, v in json.loads(res.stdout).items()}
+    out = run_peer(DPL_SCRIPT, dict(Xtr=Xtr, ytr=ytr, Xte=Xte, yte=yte),
+                   json.dumps(EPSILONS), str(len(SEEDS)))
+    return None if out is None else {float(k): v for k, v in out.items()}
 
 
 def main():

@@ -15,14 +15,15 @@ error), and of |#{x < o} − q·n| / n (rank error), for
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from skdp import stats
 from skdp.datasets import load_adult
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+from _peers import run_peer  # noqa: E402
 
 BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16),
           "capital-gain": (0, 100_000), "capital-loss": (0, 4_500), "hours-per-week": (1, 99)}
@@ -31,7 +32,7 @@ EPS, REPS, MS = 1.0, 50, (5, 9)
 DPL_SCRIPT = r"""
 import json, sys, numpy as np
 from diffprivlib import tools
-data = np.load(sys.argv[1]); cfg = json.loads(sys.argv[2]); out = {}
+data = np.load(sys.argv[1])["data"]; cfg = json.loads(sys.argv[2]); out = {}
 rng = np.random.default_rng(0)
 for j, (name, (lo, hi)) in enumerate(cfg["bounds"].items()):
     x = np.sort(np.clip(data[:, j], lo, hi))
@@ -69,18 +70,8 @@ def skdp_errors(data, method):
 
 
 def dpl_errors(data):
-    py = "/work/dplvenv/bin/python"
-    if not os.path.exists(py):
-        return None
-    with tempfile.NamedTemporaryFile(suffix=".npy", delete=False) as f:
-        np.save(f, data)
     cfg = json.dumps({"bounds": BOUNDS, "eps": EPS, "reps": REPS, "ms": MS})
-    res = subprocess.run([py, "-c", DPL_SCRIPT, f.name, cfg], capture_output=True, text=True)
-    os.unlink(f.name)
-    if res.returncode:
-        print(res.stderr, file=sys.stderr)
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return run_peer(DPL_SCRIPT, {"data": data}, cfg)
 
 
 def main():

@@ -12,15 +12,16 @@ rows vs the non-private numpy call (budget=None, best of 20).
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 from skdp import stats
 from skdp.datasets import load_adult
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+from _peers import run_peer  # noqa: E402
 
 BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16),
           "capital-gain": (0, 100_000), "capital-loss": (0, 4_500), "hours-per-week": (1, 99)}
@@ -29,7 +30,7 @@ EPS, REPS, BINS = 1.0, 200, 10
 DPL_SCRIPT = r"""
 import json, sys, numpy as np
 from diffprivlib import tools
-data = np.load(sys.argv[1]); cfg = json.loads(sys.argv[2]); out = {}
+data = np.load(sys.argv[1])["data"]; cfg = json.loads(sys.argv[2]); out = {}
 for j, (name, (lo, hi)) in enumerate(cfg["bounds"].items()):
     x = np.clip(data[:, j], lo, hi); e = cfg["eps"]; r = {}
     rng = np.random.default_rng(0)
@@ -69,18 +70,8 @@ def skdp_errors(data):
 
 
 def dpl_errors(data):
-    py = "/work/dplvenv/bin/python"
-    if not os.path.exists(py):
-        return None
-    with tempfile.NamedTemporaryFile(suffix=".npy", delete=False) as f:
-        np.save(f, data)
     cfg = json.dumps({"bounds": BOUNDS, "eps": EPS, "reps": REPS, "bins": BINS})
-    res = subprocess.run([py, "-c", DPL_SCRIPT, f.name, cfg], capture_output=True, text=True)
-    os.unlink(f.name)
-    if res.returncode:
-        print("diffprivlib failed:", res.stderr[-2000:])
-        return None
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    return run_peer(DPL_SCRIPT, {"data": data}, cfg)
 
 
 def best_time(f, repeat=5):
