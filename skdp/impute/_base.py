@@ -35,7 +35,8 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     For each feature the statistic is computed privately from its observed
     values, clipped to the public ``bounds`` (required, never read from the
     data); ``epsilon`` is split evenly over the features and the fit charges
-    the composed curve once (all pure ε-DP):
+    the composed curve once (pure ε-DP; ``"mean"`` with ``delta > 0`` is
+    (ε, δ)-DP, see ``delta``):
 
     - ``"mean"``: DP mean of :mod:`skdp.stats` (a noisy count of the observed
       values and a noisy sum). The number of observed, hence of missing,
@@ -85,9 +86,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         :mod:`skdp.stats` with ``secure=True``, see :ref:`floating_point`):
 
         - ``"mean"``: every count and sum is computed exactly in integers on
-          a public power-of-two grid (about 1024 times finer than the
-          noise) and released with exact discrete Laplace noise
-          (``delta=0``) or, for the joint ``delta > 0`` release, discrete
+          a public power-of-two grid (about 1024 times finer than both the
+          noise and the bounds) and released with exact discrete Laplace
+          noise (``delta=0``) or, for the joint ``delta > 0`` release, discrete
           Gaussian noise (Canonne, Kamath & Steinke 2020), charged at the
           discrete mechanisms' curves; the mean is their ratio
           (post-processing).

@@ -161,10 +161,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     sensitivity Δ is the maximum of ||upper triangle of zzᵀ|| over the rows
     allowed by the box and ``data_norm`` (derived in ``_gram_sensitivity``;
     with a box only, Δ = sqrt(((Σ m_j²)² + Σ m_j⁴)/2 − m_y⁴)). On one-hot data
-    the box alone is loose: 104 columns in [0, 1] give ||x||² <= 104, while
-    an Adult row from :func:`skdp.datasets.adult_preprocessor` has
-    ||x||² <= 14: with ``data_norm=sqrt(14)`` Δ falls from 75.3 to 11.6, and the
-    noise with it.
+    the box alone is loose: predicting hours-per-week from the other 104
+    columns of :func:`skdp.datasets.adult_preprocessor` (all in [0, 1]), the
+    box gives ||x||² <= 104, while such a row has ||x||² <= 13 (8 one-hot
+    blocks with at most one 1, 5 numeric columns): with
+    ``data_norm=sqrt(13)`` Δ falls from 75.3 to 10.9, and the noise with it.
     Every released entry gets Gaussian noise of std σΔ, with the noise
     multiplier σ calibrated so that the Gaussian RDP curve (Mironov 2017,
     Prop. 7) gives (``epsilon``, ``delta``)-DP. The fit charges ``budget``
@@ -203,9 +204,10 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Public bounds on the target. Required.
     data_norm : float > 0 or None, default=None
         Public bound on the L2 norm of a row of X (after the box clip). Rows
-        with a larger norm are scaled down to it. With
+        with a larger norm are scaled down to it. With all the columns of
         :func:`skdp.datasets.adult_preprocessor` use
-        ``adult_schema()["max_row_norm"]`` (√14).
+        ``adult_schema()["max_row_norm"]`` (√14); with one numeric column
+        taken out as the target, √13.
     fit_intercept : bool, default=True
         Fit an intercept, as an extra column of ones in the design.
     ridge : "auto" or float >= 0, default="auto"

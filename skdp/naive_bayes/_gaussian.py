@@ -115,8 +115,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     counts are released as integers, and the fit charges the curve of those
     discrete mechanisms (``_var_curve(epsilon, delta, d, secure=True)``, the
     same ε). The noise is slightly larger (the grid adds at most half a step
-    per value, the grid being 1024 times finer than the noise) and the fit
-    samples 2d + 1 values per class in Python. The model is then
+    per value, the grid being about 1024 times finer than both the noise and
+    the sum's sensitivity) and the fit samples 2d + 1 values per class in
+    Python. The model is then
     post-processing of those releases.
 
     Classes: the set of labels present in ``y`` is itself private (a rare
