@@ -156,6 +156,12 @@ def clipped_gradient_sum(network, loss, X, Y, clip_norm, out=None):
 
     ``clip_norm=None`` sums the unclipped gradients. Uses the ghost norms and
     one re-weighted backward pass; the per-example gradients are never formed.
+
+    A row whose gradient norm is not finite (a finite input of magnitude
+    around 1e155 or more overflows ``|a_i|^2``, and ``0 * inf`` is NaN when
+    its output gradient is 0) is left out of the clipped sum: it contributes
+    0, which is within ``clip_norm``, so the sensitivity holds and one row
+    cannot turn the whole sum into NaN (found in the session-2 privacy review).
     """
     if out is None:
         out = np.empty(network.n_params)
@@ -164,7 +170,14 @@ def clipped_gradient_sum(network, loss, X, Y, clip_norm, out=None):
     out_grads = network.output_gradients(activations, dloss)
     factors = None
     if clip_norm is not None:
-        factors = clip_factors(network.per_example_sq_norms(activations, out_grads), clip_norm)
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq_norms = network.per_example_sq_norms(activations, out_grads)
+        finite = np.isfinite(sq_norms)
+        if not finite.all():
+            activations = [a[finite] for a in activations]
+            out_grads = [g[finite] for g in out_grads]
+            sq_norms = sq_norms[finite]
+        factors = clip_factors(sq_norms, clip_norm)
     return network.weighted_gradient(activations, out_grads, factors, out)
 
 
