@@ -1,0 +1,45 @@
+"""Regression tests from an independent privacy review of skdp.model_selection.
+
+The private search replaces each candidate's ``random_state`` by a fresh seed
+drawn from the search's (secret) generator, and leaves that seed in the
+released model's parameters. Whoever holds ``best_estimator_`` can then re-run
+its fit with the same seed on each of two neighbouring datasets and see which
+one reproduces the released values exactly: the noise is known, so the release
+is not differentially private at all (ε = ∞), whatever the charge says.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skdp.model_selection import DPGridSearchCV
+from skdp.naive_bayes import DPGaussianNB
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: the released best_estimator_ keeps the search's secret noise seed in its "
+    "random_state parameter, so refitting it on a neighbouring dataset reproduces the release "
+    "exactly (distinguishes neighbours with certainty). Fix: reset the random_state "
+    "parameters of the released model (and of the best run's model) to the user's values.",
+)
+def test_released_model_does_not_reveal_its_noise_seed():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, size=500)
+    X = rng.normal(size=(500, 2)) + 2 * y[:, None]
+    X_minus, y_minus = X[:-1], y[:-1]  # the neighbour without the last row
+    nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
+    search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, score_epsilon=0.2, refit=True,
+                            random_state=12345).fit(X, y)
+    released = search.best_estimator_
+
+    def reproduces(X_a, y_a):
+        # An attacker who sees only the released model (its params and fitted values).
+        again = clone(released).fit(X_a, y_a)
+        return np.array_equal(again.theta_, released.theta_) and np.array_equal(
+            again.var_, released.var_)
+
+    # With the seed released, the true dataset is reproduced bit for bit and its neighbour is
+    # not: a perfect membership test. With fresh noise neither is reproduced (the noise is
+    # continuous, so an exact match has probability 0).
+    assert not (reproduces(X, y) and not reproduces(X_minus, y_minus))
