@@ -43,3 +43,23 @@ def test_released_model_does_not_reveal_its_noise_seed():
     # not: a perfect membership test. With fresh noise neither is reproduced (the noise is
     # continuous, so an exact match has probability 0).
     assert not (reproduces(X, y) and not reproduces(X_minus, y_minus))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="review: a label of y outside the final estimator's public `classes` is found only "
+    "by the candidates' own validation, after the search's charge, which is kept; the "
+    "standalone estimator refuses the same input before charging (DESIGN: bad input costs "
+    "nothing). Fix: check y against `classes` next to _check_finite_input.",
+)
+def test_unknown_label_costs_no_budget():
+    from skdp import PrivacyBudget
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=300)  # label 2 is not in classes
+    X = rng.normal(size=(300, 2))
+    budget = PrivacyBudget(100.0, 1e-5)
+    nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
+    with pytest.raises(ValueError, match="not in classes"):
+        DPGridSearchCV(nb, {"epsilon": [0.1]}, budget=budget, random_state=0).fit(X, y)
+    assert len(budget) == 0
