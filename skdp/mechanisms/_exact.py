@@ -109,6 +109,23 @@ def _discrete_gaussian(sigma2, t, bits):
             return y
 
 
+def gaussian_sigma_at_least(noise_multiplier, sensitivity=1, n_sums=1):
+    """σ = z·√k·Δ as an exact Fraction, never below the real value.
+
+    ``noise_multiplier`` z and ``sensitivity`` Δ are floats or ints (exact
+    rationals); √k is bounded above by a dyadic rational within 2⁻⁶⁰ (exact
+    for perfect squares). A σ formed in floats can round a few ulps below
+    z·√k·Δ, and the discrete Gaussian is then slightly less private than the
+    ρ = 1/(2z²) charged for it (CKS20, Thm. 4, with ρ = Δ²k/(2σ²)).
+    """
+    k = int(n_sums)
+    scaled = k << 120  # k·4⁶⁰
+    root = math.isqrt(scaled)
+    if root * root != scaled:
+        root += 1
+    return Fraction(noise_multiplier) * Fraction(sensitivity) * Fraction(root, 1 << 60)
+
+
 def _as_fraction(name, value):
     if isinstance(value, Fraction):
         out = value

@@ -29,7 +29,7 @@ from ..accounting import (
     zcdp_rdp,
 )
 from ..utils import check_delta, check_epsilon, check_generator
-from ._exact import sample_discrete_gaussian, sample_discrete_laplace
+from ._exact import gaussian_sigma_at_least, sample_discrete_gaussian, sample_discrete_laplace
 
 __all__ = [
     "DiscreteGaussianMechanism",
@@ -268,7 +268,11 @@ class DiscreteGaussianMechanism:
     def __init__(self, *, noise_multiplier, sensitivity=1):
         self.noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
         self.sensitivity = _check_sensitivity(sensitivity, integer=True)
-        self.sigma = self.noise_multiplier * self.sensitivity
+        # the smallest float >= z·Δ: a float product may round below it (0.7·3), and
+        # a smaller σ would be less private than the ρ charged
+        exact = gaussian_sigma_at_least(self.noise_multiplier, self.sensitivity)
+        sigma = float(exact)
+        self.sigma = sigma if Fraction(sigma) >= exact else math.nextafter(sigma, math.inf)
         self.rho = 1.0 / (2.0 * self.noise_multiplier**2)
 
     def privacy_curve(self, *, orders=None):

@@ -89,6 +89,7 @@ from ..mechanisms import exponential_mechanism_rdp
 from ..mechanisms._exact import (
     _bernoulli,
     _RandomBits,
+    gaussian_sigma_at_least,
     sample_discrete_gaussian,
     sample_discrete_laplace,
 )
@@ -397,7 +398,8 @@ def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, 
     else:
         z = _noise_multiplier(epsilon, delta)
         for j, (total, s) in enumerate(zip(totals, int_sens)):
-            noisy = total + sample_discrete_gaussian(z * math.sqrt(k) * s, random_state=rng)
+            sigma = gaussian_sigma_at_least(z, s, k)  # z·√k·s, rounded up exactly
+            noisy = total + sample_discrete_gaussian(sigma, random_state=rng)
             out[j] = float(noisy) * grids[j]
     return out
 
@@ -715,7 +717,8 @@ def _noisy_counts(counts, *, epsilon, delta, rng, secure, n_outputs=1, sensitivi
     z = _noise_multiplier(epsilon, delta)
     sigma = z * math.sqrt(k) * sensitivity  # k sums of sensitivity Δ: L2 √k·Δ together
     if secure:
-        noise = sample_discrete_gaussian(sigma, counts.shape or 1, random_state=rng)
+        noise = sample_discrete_gaussian(gaussian_sigma_at_least(z, sensitivity, k),
+                                         counts.shape or 1, random_state=rng)
         return (counts.astype(np.int64) + np.asarray(noise).reshape(counts.shape)).astype(float)
     return counts + rng.normal(0.0, sigma, size=counts.shape)
 

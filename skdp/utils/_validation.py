@@ -65,6 +65,11 @@ def check_budget(budget):
     return budget
 
 
+# Largest |bound| accepted: its square (1e200) and sums of 10^100 such squares stay
+# finite in float64, so no statistic overflows after the budget is charged.
+MAX_BOUND = 1e100
+
+
 def check_bounds(bounds, n_features=None, *, name="bounds"):
     """Return public bounds as two float arrays ``(lower, upper)``.
 
@@ -79,8 +84,9 @@ def check_bounds(bounds, n_features=None, *, name="bounds"):
     Raises
     ------
     ValueError
-        If ``bounds`` is ``None``, not finite, or lower > upper. Bounds are
-        never read from the data: that would leak it.
+        If ``bounds`` is ``None``, not finite, beyond ±1e100 (their squares
+        must not overflow), or lower > upper. Bounds are never read from the
+        data: that would leak it.
 
     Examples
     --------
@@ -111,6 +117,11 @@ def check_bounds(bounds, n_features=None, *, name="bounds"):
             ) from None
     if not (np.isfinite(lower).all() and np.isfinite(upper).all()):
         raise ValueError(f"{name} must be finite; got {bounds!r}.")
+    if max(np.abs(lower).max(initial=0.0), np.abs(upper).max(initial=0.0)) > MAX_BOUND:
+        raise ValueError(
+            f"{name} must lie within ±{MAX_BOUND:g}: the squares and sums of larger values "
+            f"overflow float64 (variances, Gram matrices); got {bounds!r}. Rescale the data."
+        )
     if (lower > upper).any():
         raise ValueError(f"{name}: every lower bound must be <= its upper bound; got {bounds!r}.")
     return lower, upper

@@ -1,6 +1,9 @@
 """Privacy review of skdp.mechanisms and the stats-based transformers: confirmed bugs.
 
-Each test states the behaviour a fix must give; they are strict xfails until fixed.
+Each test states the behaviour the fix gives; each failed before it:
+the discrete Gaussian's σ was formed in floats and could round below z·√k·Δ
+(slightly less private than the ρ charged), and bounds whose squares overflow
+(±1e300) were accepted, so a variance overflowed after the charge.
 """
 
 import math
@@ -15,10 +18,6 @@ from skdp.preprocessing import DPHistogramTransformer, DPStandardScaler
 from skdp.stats import _core
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DiscreteGaussianMechanism forms sigma = noise_multiplier * sensitivity in float, which can "
-    "round down (0.7 * 3), so the sampled discrete Gaussian is rho-zCDP with rho a few ulps above "
-    "the charged 1/(2 z^2); build sigma as Fraction(noise_multiplier) * sensitivity"))
 def test_discrete_gaussian_mechanism_sigma_not_below_charged():
     mech = DiscreteGaussianMechanism(noise_multiplier=0.7, sensitivity=3)
     # CKS20 Thm. 4: rho = Delta^2 / (2 sigma^2) for the sigma actually sampled; the charge
@@ -26,11 +25,6 @@ def test_discrete_gaussian_mechanism_sigma_not_below_charged():
     assert Fraction(mech.sigma) >= Fraction(0.7) * 3
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_noisy_counts/_secure_sums pass sigma = z * sqrt(k) * s computed in float (rounding either "
-    "way) to the exact sampler, while zcdp_rdp(1/(2 z^2)) is charged: for k = 3 the sampled sigma "
-    "is below z*sqrt(k) (rho above the charge by ~1e-16 relative); round sigma up (exact "
-    "Fraction bound on sqrt) or charge the rho of the sigma sampled"))
 def test_secure_gaussian_histogram_sigma_not_below_charged(monkeypatch):
     seen = []
 
@@ -47,10 +41,6 @@ def test_secure_gaussian_histogram_sigma_not_below_charged(monkeypatch):
     assert seen and all(Fraction(s) ** 2 >= Fraction(z) ** 2 * d for s in seen)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bounds whose squared half-width overflows (h = 1e300): secure=True raises OverflowError "
-    "after the charge, secure=False releases var_ = NaN; validate h*h (and the sums' "
-    "sensitivities) as finite before charging"))
 @pytest.mark.parametrize("secure", [False, True])
 def test_standard_scaler_overflowing_bounds_rejected_before_charge(secure):
     budget = PrivacyBudget(10.0, 1e-5)
