@@ -33,6 +33,7 @@ from ..accounting import (
 from ..budget import PrivacyBudget
 from ..mechanisms import DiscreteLaplaceMechanism
 from ..utils import check_budget, check_epsilon, check_generator
+from ..utils._validation import check_classes
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV", "NoCandidateWarning"]
 
@@ -88,6 +89,23 @@ class _CurveRecorder(PrivacyBudget):
 
     def __repr__(self):
         return "<skdp internal curve recorder>"
+
+
+def _secret_seeds(estimator, rng):
+    """Give every (nested) ``random_state`` a fresh seed from ``rng``; return the user's values.
+
+    The seeds fix the noise of the fit. They must never be released with the
+    model: whoever knows them can refit on each of two neighbouring datasets
+    and see which one reproduces the released values exactly (found in the
+    session-2 privacy review). The caller puts the returned values back with
+    ``set_params`` once the fit is done.
+    """
+    params = estimator.get_params(deep=True)
+    names = [k for k in params if k == "random_state" or k.endswith("__random_state")]
+    users = {k: params[k] for k in names}
+    if names:
+        estimator.set_params(**{k: int(rng.integers(2**62)) for k in names})
+    return users
 
 
 def _set_nested(estimator, name, value_for):
@@ -321,6 +339,19 @@ def _check_finite_input(estimator, X, y):
             raise ValueError(f"Input {name} contains NaN or infinity; nothing was charged.")
 
 
+def _check_public_labels(estimator, y):
+    """Refuse a label of ``y`` outside a (nested) public ``classes`` before the charge.
+
+    The candidates would refuse it only inside their fits, after the search's
+    charge; a standalone estimator refuses it before charging (bad input
+    costs nothing). Nothing is checked where ``classes`` is None.
+    """
+    params = estimator.get_params(deep=True)
+    for name, classes in params.items():
+        if (name == "classes" or name.endswith("__classes")) and classes is not None:
+            check_classes(np.asarray(y), classes, private=False, min_classes=1)
+
+
 def _n_samples(X):
     if hasattr(X, "shape") and len(X.shape) >= 1:
         return int(X.shape[0])
@@ -340,10 +371,11 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     candidate = clone(estimator).set_params(**params)
     recorder = _CurveRecorder()
     _set_nested(candidate, "budget", lambda: recorder)
-    _set_nested(candidate, "random_state", lambda: int(rng.integers(2**62)))
+    users = _secret_seeds(candidate, rng)
     candidate.fit(X_train, y_train)
     _check_within(recorder.total(), expected, params)
     _set_nested(candidate, "budget", lambda: None)  # the released model holds no recorder
+    candidate.set_params(**users)  # nor the seeds of its noise
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
     # Discrete Laplace on a count of L1 sensitivity 1 under add/remove (for a
     # fixed model one validation row changes it by at most 1): score_epsilon-DP.
@@ -446,6 +478,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         if n != _n_samples(y):
             raise ValueError(f"X has {n} rows but y has {_n_samples(y)}.")
         _check_finite_input(self.estimator, X, y)
+        for p in candidates:
+            _check_public_labels(clone(self.estimator).set_params(**p), y)
         # A data-independent split: each row is a validation row with
         # probability validation_fraction, shared by all runs.
         is_val = rng.random(n) < self.validation_fraction
@@ -521,10 +555,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             model = clone(self.estimator).set_params(**self.best_params_)
             recorder = _CurveRecorder()
             _set_nested(model, "budget", lambda: recorder)
-            _set_nested(model, "random_state", lambda: int(rng.integers(2**62)))
+            users = _secret_seeds(model, rng)
             model.fit(X, y)
             _check_within(recorder.total(), refit_curve, self.best_params_)
             _set_nested(model, "budget", lambda: None)
+            model.set_params(**users)
             self.best_estimator_ = model
         else:
             self.best_estimator_ = best_model
@@ -661,7 +696,10 @@ _PARAMS_DOC = """
         Runs in parallel through joblib (any backend).
     random_state : int, numpy Generator or None, default=None
         Seeds the split, the candidates, K, the runs and the noise. ``None``
-        draws from the operating system.
+        draws from the operating system; use it for a release, since a known
+        seed makes the noise reproducible. The runs and the refit get fresh
+        seeds drawn from it, which the released model does not keep: its
+        ``random_state`` is the one the estimator was given.
 
     Attributes
     ----------
