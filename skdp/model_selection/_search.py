@@ -15,7 +15,7 @@ import numpy as np
 from scipy.sparse import issparse
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterGrid, ParameterSampler
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import get_tags
@@ -126,7 +126,9 @@ def _check_private_steps(estimator, where="estimator"):
     check), ``OneHotEncoder`` with explicit ``categories`` lists and no
     infrequent-category grouping (the public-schema preprocessor of
     :mod:`skdp.datasets` is made of these two), and ``Pipeline`` /
-    ``ColumnTransformer`` whose parts are all allowed. Anything else (a
+    ``ColumnTransformer`` whose parts are all allowed (a ``ColumnTransformer``
+    must name its columns, or select them with ``make_column_selector``: any
+    other callable may read the data). Anything else (a
     ``StandardScaler``, ``OneHotEncoder(categories="auto")``, ...) would
     release exact statistics of the data in the searched model.
     """
@@ -139,7 +141,13 @@ def _check_private_steps(estimator, where="estimator"):
             _check_private_steps(step, f"{where} step {name!r}")
         return
     if isinstance(estimator, ColumnTransformer):
-        for name, step, _ in estimator.transformers:
+        for name, step, columns in estimator.transformers:
+            if callable(columns) and not isinstance(columns, make_column_selector):
+                raise ValueError(
+                    f"{where} transformer {name!r} selects its columns with a callable, which "
+                    "may read the data; the columns it picks are released in the searched "
+                    "model. Pass column names or indices, or make_column_selector (it reads "
+                    "only dtypes and names).")
             _check_private_steps(step, f"{where} transformer {name!r}")
         _check_private_steps(estimator.remainder, f"{where} remainder")
         return
@@ -463,6 +471,10 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         # (1) validate: parameters, candidates, shapes (no value of X is read).
         distribution = self._check_params()
         rng = check_generator(self.random_state)
+        if isinstance(self.random_state, np.random.Generator):
+            # One draw from the user's generator, whatever K is: its state afterwards
+            # must not reveal how many runs (K is secret) drew from it.
+            rng = np.random.default_rng(rng.integers(2**63))
         candidates = self._candidates(rng)
         if not candidates:
             raise ValueError("There are no candidates to search.")

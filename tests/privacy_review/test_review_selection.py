@@ -52,3 +52,41 @@ def test_unknown_label_costs_no_budget():
     with pytest.raises(ValueError, match="not in classes"):
         DPGridSearchCV(nb, {"epsilon": [0.1]}, budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 0
+
+
+def test_user_generator_state_does_not_reveal_the_number_of_runs():
+    # The search draws once from a Generator passed as random_state, whatever the
+    # (secret) number of runs K: afterwards its state is the same for every K.
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 2, size=200)
+    X = rng.normal(size=(200, 2)) + 2 * y[:, None]
+    nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
+    states = set()
+    for mean in (1.5, 30):  # very different K
+        gen = np.random.default_rng(7)
+        DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, n_runs_mean=mean, random_state=gen).fit(X, y)
+        states.add(int(gen.integers(2**62)))
+    assert len(states) == 1
+
+
+def test_callable_column_selection_is_refused_before_the_charge():
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.pipeline import make_pipeline
+
+    from skdp import PrivacyBudget
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=100)
+    X = rng.normal(size=(100, 2))
+    nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
+    peek = ColumnTransformer([("keep", "passthrough", lambda X: [0, 1])])
+    budget = PrivacyBudget(10.0, 1e-5)
+    with pytest.raises(ValueError, match="callable"):
+        DPGridSearchCV(make_pipeline(peek, nb), {"dpgaussiannb__epsilon": [0.1]},
+                       budget=budget, random_state=0).fit(X, y)
+    assert len(budget) == 0
+    # make_column_selector reads only dtypes and names: allowed
+    by_dtype = ColumnTransformer([("keep", "passthrough", make_column_selector(dtype_include="number"))])
+    import pandas as pd
+    DPGridSearchCV(make_pipeline(by_dtype, nb), {"dpgaussiannb__epsilon": [0.1]},
+                   random_state=0).fit(pd.DataFrame(X, columns=["a", "b"]), y)
