@@ -394,6 +394,12 @@ class RandomizedResponse:
     for each respondent (local DP) and reports
     :func:`~skdp.accounting.randomized_response_rdp`.
 
+    That curve is for changing one person's value. Randomising a whole
+    column and releasing it also releases its length, the number of rows n,
+    which is private under the add/remove adjacency of
+    :class:`~skdp.PrivacyBudget`: charge a central budget with it only where
+    n is public.
+
     Examples
     --------
     >>> from skdp.mechanisms import RandomizedResponse
