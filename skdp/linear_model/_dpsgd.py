@@ -19,7 +19,7 @@ from .._dpsgd import (
     run_dpsgd,
 )
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, check_numeric_target
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
@@ -590,7 +590,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
             center, half = (lo + hi) / 2.0, (hi - lo) / 2.0
             if half == 0.0:
                 raise ValueError(f"bounds_y must have lower < upper; got {self.bounds_y!r}.")
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(self, X, check_numeric_target(y), dtype=np.float64,
+                             y_numeric=True)
         y = column_or_1d(y, warn=True)
         loss = make_loss(self.loss, huber_threshold=threshold)
 

@@ -12,6 +12,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier
 from ..mechanisms import GaussianMechanism
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils._validation import check_numeric_target
 from ._row_norm import check_data_norm, clip_row_norms
 
 __all__ = ["DPLinearRegression"]
@@ -319,7 +320,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self
         """
         # (1) validate parameters and input: shapes, dtypes and finiteness only.
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        X, y = validate_data(self, X, check_numeric_target(y), y_numeric=True,
+                             dtype=np.float64)
         epsilon, delta, bounds_X, data_norm, (lower_y, upper_y) = self._check_params(X.shape[1])
         rng = check_generator(self.random_state)
 

@@ -8,7 +8,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _quantile_curve, _quantile_release
 from ..utils import check_bounds, check_epsilon, check_generator
-from ._validation import check_bool, check_feature_range, check_quantile_pair
+from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
 
 __all__ = ["DPMinMaxScaler"]
 
@@ -187,7 +187,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        Xt = X * self.scale_ + self.min_
+        Xt = finite_output(lambda: X * self.scale_ + self.min_)
         if self.clip:
             Xt = np.clip(Xt, *check_feature_range(self.feature_range))
         return Xt
@@ -205,5 +205,5 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return (X - self.min_) / self.scale_
+        return finite_output(lambda: (X - self.min_) / self.scale_)
 

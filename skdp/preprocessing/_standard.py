@@ -8,7 +8,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _mean_curve, _mean_release, _var_curve, _var_release
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
-from ._validation import check_bool
+from ._validation import check_bool, finite_output
 
 __all__ = ["DPStandardScaler"]
 
@@ -145,6 +145,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        return finite_output(lambda: self._standardise(X))
+
+    def _standardise(self, X):
         if self.with_mean:
             X = X - self.mean_
         if self.with_std:
@@ -166,6 +169,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        return finite_output(lambda: self._unstandardise(X))
+
+    def _unstandardise(self, X):
         if self.with_std:
             X = X * self.scale_
         if self.with_mean:

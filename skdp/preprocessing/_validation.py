@@ -13,6 +13,23 @@ __all__ = [
 ]
 
 
+_FLOAT_MAX = np.finfo(np.float64).max
+
+
+def finite_output(compute):
+    """``compute()``, with ±inf from a float overflow replaced by ±the largest float.
+
+    A DP transformer must map finite input to finite output: in a Pipeline
+    the next step refuses inf, after this step has charged the budget, so one
+    extreme but finite row (1e308 divided by a scale below 1) would otherwise
+    decide whether the fit fails (found in the session-2 privacy review). NaN
+    stays NaN.
+    """
+    with np.errstate(over="ignore"):
+        X = compute()
+    return np.clip(X, -_FLOAT_MAX, _FLOAT_MAX)  # a new array: X may be the caller's
+
+
 def check_quantile_pair(quantile_range, *, name="quantile_range"):
     """``(q_low, q_high)`` with 0 <= q_low < q_high <= 1, or a ``ValueError``."""
     try:

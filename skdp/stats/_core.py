@@ -373,12 +373,15 @@ def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, 
     if values is None:
         totals, int_sens, grids = [n_rows], [1], [1.0]
     else:
-        grids = [2.0 ** math.floor(math.log2(max(min(s, d), 1e-300) / _GRID_RESOLUTION))
+        # (at most 2⁶⁰ grid steps per Δ, so bound/g stays finite at any ε)
+        grids = [2.0 ** math.floor(math.log2(max(min(s, d), d * 2.0**-60) / _GRID_RESOLUTION))
                  for s, d in zip(scales, sens)]
         grids = np.array(grids)
-        lo_i = np.rint(lower / grids).astype(np.int64)
-        hi_i = np.rint(upper / grids).astype(np.int64)
-        int_sens = [max(int(abs(a)), int(abs(b)), 1) for a, b in zip(lo_i, hi_i)]
+        # Python ints: exact at any size (an int64 cast overflowed at ε ≳ 1e16 and
+        # made the sensitivity 1, with noise far below the curve charged).
+        lo_i = [int(v) for v in np.rint(lower / grids)]
+        hi_i = [int(v) for v in np.rint(upper / grids)]
+        int_sens = [max(abs(a), abs(b), 1) for a, b in zip(lo_i, hi_i)]
         # Clip again to the declared bounds: float sums and differences may
         # round an ulp past them, and the integer sensitivity must hold exactly.
         # In place in the caller's scratch buffer: clip, times 1/g (exactly

@@ -127,6 +127,39 @@ def check_bounds(bounds, n_features=None, *, name="bounds"):
     return lower, upper
 
 
+def check_numeric_target(y):
+    """A regression target as a float64 array, or raise ``ValueError`` before any charge.
+
+    ``validate_data(..., y_numeric=True)`` converts only object arrays: a
+    target of strings, bytes or dates would pass it and fail inside the fit,
+    after the budget was charged. Booleans, integers and floats are accepted
+    (object arrays of numbers too); finiteness is checked by ``validate_data``.
+
+    Examples
+    --------
+    >>> from skdp.utils._validation import check_numeric_target
+    >>> check_numeric_target([1, 2.5]).tolist()
+    [1.0, 2.5]
+    >>> check_numeric_target(["1.5", "2"])
+    Traceback (most recent call last):
+    ...
+    ValueError: y must be numeric (bool, int or float); got dtype <U3.
+    """
+    if y is None:
+        return None  # validate_data raises its own "requires y" error
+    arr = np.asarray(y)
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("y must be numeric; it holds values that are not numbers.") from None
+    if arr.dtype.kind == "c":
+        return arr  # validate_data refuses complex data with scikit-learn's own message
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"y must be numeric (bool, int or float); got dtype {arr.dtype}.")
+    return arr.astype(np.float64, copy=False)
+
+
 def check_classes(y, classes, *, private=True, min_classes=2):
     """The sorted labels of a classifier, or raise ``ValueError``.
 

@@ -1,7 +1,9 @@
 """Independent review: one finite but extreme row (or a badly typed input).
 
-Each test is a strict xfail: it documents a confirmed defect and starts to
-pass (failing CI, so the marker is removed) once the defect is fixed.
+Each test documents a confirmed defect, failed before its fix, and passes
+now (the fixes: DP scalers map finite input to finite output; regressors
+refuse a non-numeric target before the charge; the secure sums' integer
+bounds are Python ints).
 
 - A DP transformer's ``transform`` can turn a finite row into ±inf
   (DPStandardScaler divides by ``scale_``; DPMinMaxScaler multiplies by a
@@ -41,8 +43,6 @@ def _add_row(X, y, value):
     return np.vstack([X, np.full((1, X.shape[1]), value)]), np.append(y, 1)
 
 
-@pytest.mark.xfail(strict=True, reason="DPStandardScaler.transform maps a finite row of "
-                   "magnitude ~1.7e308 to inf; the next DP step raises after the scaler's charge")
 @pytest.mark.parametrize("value", [1.7e308, -1.7e308])
 def test_standard_scaler_pipeline_survives_extreme_row(value):
     X, y = _add_row(*_data(), value)
@@ -56,9 +56,6 @@ def test_standard_scaler_pipeline_survives_extreme_row(value):
     assert np.all(np.isfinite(pipe[0].transform(X)))
 
 
-@pytest.mark.xfail(strict=True, reason="DPMinMaxScaler.transform with narrow bounds (scale_ "
-                   "~1000) maps a finite row of 1e306 to inf; the next DP step raises after "
-                   "the scaler's charge")
 def test_minmax_scaler_pipeline_survives_extreme_row():
     X, y = _add_row(*_data(low=0.0, high=1e-3), 1e306)
     budget = PrivacyBudget(100, 1e-3)
@@ -70,9 +67,6 @@ def test_minmax_scaler_pipeline_survives_extreme_row():
     assert len(budget) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="DPGridSearchCV over Pipeline(DPStandardScaler, ...) "
-                   "raises after its charge iff one row is ~1.7e308: one row decides whether "
-                   "the search releases a model or an exception")
 def test_search_outcome_not_decided_by_one_extreme_row():
     X, y = _data(300)
     outcomes = []
@@ -90,8 +84,6 @@ def test_search_outcome_not_decided_by_one_extreme_row():
     assert outcomes == ["model", "model"]
 
 
-@pytest.mark.xfail(strict=True, reason="regressors accept a non-numeric target (str, bytes, "
-                   "datetime64: y_numeric converts only object arrays) and crash after the charge")
 @pytest.mark.parametrize("make", [
     lambda b: DPLinearRegression(bounds_X=(-1, 1), bounds_y=(-5, 5), budget=b, random_state=0),
     lambda b: DPSGDRegressor(bounds_y=(-5, 5), max_iter=1, budget=b, random_state=0),
@@ -106,10 +98,6 @@ def test_regressor_non_numeric_target_refused_before_charge(make, y):
     assert len(budget) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="secure sums at epsilon >~ 1e16: rint(bound/grid) "
-                   "overflows int64, the integer sensitivity falls to 1 and the discrete "
-                   "Laplace noise is ~1000x below the charged curve's")
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflowing casts themselves
 def test_secure_sum_noise_matches_curve_at_huge_epsilon(monkeypatch):
     scales = []
     original = _core.sample_discrete_laplace
