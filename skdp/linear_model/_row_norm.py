@@ -36,8 +36,13 @@ def clip_row_norms(X, data_norm):
     >>> clip_row_norms(np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]]), 1.0).tolist()
     [[0.6000000000000001, 0.8], [0.3, 0.4], [0.0, 0.0]]
     """
-    norms = np.linalg.norm(X, axis=1)
+    with np.errstate(over="ignore"):  # overflowing rows are handled below
+        norms = np.linalg.norm(X, axis=1)
     over = norms > data_norm
     scale = np.ones_like(norms)
     scale[over] = data_norm / norms[over]  # min(1, D/||x||) without dividing by a zero norm
+    huge = np.isinf(norms)  # a finite row whose squared norm overflows (entries ≳ 1e154)
+    if huge.any():  # D/||x|| as (D/peak)/||x/peak||, which keeps the row's direction
+        peak = np.max(np.abs(X[huge]), axis=1)
+        scale[huge] = (data_norm / peak) / np.linalg.norm(X[huge] / peak[:, None], axis=1)
     return X * scale[:, None]

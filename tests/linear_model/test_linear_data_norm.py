@@ -254,3 +254,11 @@ def test_clip_row_norms_keeps_zero_rows_without_warnings():
         out = clip_row_norms(X, 1e3)
         np.testing.assert_array_equal(out, X)
         np.testing.assert_allclose(np.linalg.norm(clip_row_norms(X, 1.0), axis=1), [0.0, 1.0, 0.5])
+
+
+def test_clip_row_norms_keeps_the_direction_of_huge_rows():
+    from skdp.linear_model._row_norm import clip_row_norms
+
+    X = np.array([[3e200, 4e200], [-1.7e308, 1.7e308]])
+    out = clip_row_norms(X, 5.0)
+    np.testing.assert_allclose(out, [[3.0, 4.0], [-5 / np.sqrt(2), 5 / np.sqrt(2)]])
