@@ -17,6 +17,7 @@ import sqlite3
 import sys
 
 from . import __version__
+from ._dpsgd import dpsgd_schedule
 from .accounting import (
     calibrate_noise_multiplier,
     poisson_subsampled_gaussian_rdp,
@@ -54,17 +55,26 @@ def _count(text):
 
 
 def _steps(args):
-    """``--steps``, or ``--epochs`` / ``--sampling-rate`` rounded up."""
+    """``--steps``, or ``--epochs`` counted as DP-SGD counts them; checks ``--sampling-rate``.
+
+    An epoch is ``max(1, round(1 / q))`` steps, the rule of
+    :func:`skdp._dpsgd.dpsgd_schedule`, so ``--epochs E`` reports exactly what
+    ``DPSGDClassifier(max_iter=E, sampling_rate=q)`` (or ``batch_size / n = q``)
+    runs and charges. A fractional E is rounded up to whole steps.
+    """
+    q = args.sampling_rate
+    if not 0 < q <= 1:  # also rejects NaN
+        raise ValueError(f"sampling_rate (--sampling-rate) must be in (0, 1]; got {q!r}.")
     if args.steps is not None:
+        if args.steps < 1:
+            raise ValueError(f"--steps must be at least 1; got {args.steps!r}.")
         return args.steps
-    epochs, q = args.epochs, args.sampling_rate
+    epochs = args.epochs
     if not (math.isfinite(epochs) and epochs > 0):
         raise ValueError(f"--epochs must be finite and > 0; got {epochs!r}.")
-    if not 0 < q <= 1:  # also rejects NaN
-        raise ValueError(f"--sampling-rate must be in (0, 1] with --epochs; got {q!r}.")
-    # One epoch is 1/q steps in expectation; rounding to 9 decimals first keeps
-    # float noise (3 / 0.1 = 30.000000000000004) from adding a step.
-    return math.ceil(round(epochs / q, 9))
+    _, steps_per_epoch, _ = dpsgd_schedule(None, None, 1, sampling_rate=q)
+    # rounding to 9 decimals first keeps float noise from adding a step
+    return math.ceil(round(epochs * steps_per_epoch, 9))
 
 
 def _json_value(value):
@@ -172,7 +182,8 @@ def _add_sampling_arguments(parser):
         "--epochs",
         type=float,
         metavar="E",
-        help="number of epochs instead of --steps: steps = ceil(E / Q)",
+        help="number of epochs instead of --steps: E * max(1, round(1 / Q)) steps, as "
+        "DP-SGD with max_iter=E runs",
     )
     parser.add_argument("--delta", type=float, required=True, metavar="D", help="δ of the (ε, δ) guarantee")
     parser.add_argument(
