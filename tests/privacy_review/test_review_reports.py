@@ -1,6 +1,6 @@
 """Privacy review of what skdp reports: the ``skdp`` command line and accounting helpers.
 
-Strict xfails for confirmed defects (each test fails on the current code):
+Regressions for confirmed defects, fixed in session 2 (each test failed before its fix):
 
 1. ``skdp account --epochs E --sampling-rate Q`` counts ``ceil(E / Q)`` steps,
    while DP-SGD estimators fitted with ``max_iter=E`` run
@@ -50,11 +50,6 @@ _RUNS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skdp account --epochs counts ceil(E/Q) steps; the estimator runs E*max(1, round(1/Q)) "
-    "steps, so the CLI under-reports the epsilon the estimator charged",
-)
 @pytest.mark.parametrize("n, params, q", _RUNS)
 def test_account_with_epochs_reports_the_epsilon_the_estimator_charged(n, params, q):
     X, y = _data(n)
@@ -70,11 +65,6 @@ def test_account_with_epochs_reports_the_epsilon_the_estimator_charged(n, params
     assert printed["epsilon"] >= clf.epsilon_spent_
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skdp calibrate --epochs calibrates for ceil(E/Q) steps, fewer than the estimator runs: "
-    "the estimator spends more than the target with that sigma",
-)
 def test_calibrate_with_epochs_gives_a_sigma_the_estimator_can_use():
     X, y = _data(50)
     printed = _cli_json([
@@ -88,11 +78,6 @@ def test_calibrate_with_epochs_gives_a_sigma_the_estimator_can_use():
     assert clf.epsilon_spent_ <= 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skdp account accepts --steps 0 and --sampling-rate 0 (prints epsilon 0) while "
-    "--epochs and skdp calibrate refuse them",
-)
 @pytest.mark.parametrize("rate, steps", [("0.01", "0"), ("0", "100")])
 def test_account_refuses_no_steps_and_zero_rate(rate, steps):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -113,11 +98,6 @@ _EXACT_SMALLEST_SIGMA = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analytic_gaussian_sigma checks a float delta(sigma) that loses ~1e-5 relative "
-    "accuracy for tiny epsilon, and returns a sigma below the exact minimum",
-)
 @pytest.mark.parametrize("epsilon, delta, exact", _EXACT_SMALLEST_SIGMA)
 def test_analytic_gaussian_sigma_is_never_below_the_exact_minimum(epsilon, delta, exact):
     # The returned sigma is 1e-7 to 6e-7 relative below `exact`, far more than the
