@@ -11,6 +11,7 @@ Every ``fit`` in skdp follows the same four steps (see DESIGN.md):
 import math
 import warnings
 
+import numpy as np
 from sklearn.base import clone
 
 from .accounting import RDPCurve
@@ -30,6 +31,22 @@ class DPEstimatorMixin:
     - ``epsilon_spent_``, ``delta_spent_`` : that curve as (ε, δ)-DP at the
       estimator's own δ (0 for pure ε-DP mechanisms).
     """
+
+    def __getstate__(self):
+        """Pickle without a ``numpy.random.Generator`` passed as ``random_state``.
+
+        A Generator carries its seed entropy and state: from a pickled model
+        anyone could rebuild it, replay the noise of the fit, and tell
+        neighbouring datasets apart exactly (found in the session-2 privacy
+        review). An unpickled estimator has ``random_state=None`` instead (a
+        refit draws fresh OS entropy). An int seed is kept: it is the user's
+        explicit choice of reproducible noise (see "Seeds are secret" in the
+        privacy model).
+        """
+        state = super().__getstate__()
+        if isinstance(state.get("random_state"), np.random.Generator):
+            state = {**state, "random_state": None}
+        return state
 
     def _accounting_delta(self):
         """The δ at which this estimator reports its spend."""

@@ -165,13 +165,18 @@ def clipped_gradient_sum(network, loss, X, Y, clip_norm, out=None):
     """
     if out is None:
         out = np.empty(network.n_params)
-    activations = network.forward(X)
-    _, dloss = loss(activations[-1], Y)
-    out_grads = network.output_gradients(activations, dloss)
+    # In a private fit an overflow on an extreme but finite row must not warn
+    # after the charge (its occurrence would depend on that row); such a row
+    # is left out of the clipped sum below.
+    quiet = np.errstate(over="ignore", invalid="ignore") if clip_norm is not None \
+        else contextlib.nullcontext()
+    with quiet:
+        activations = network.forward(X)
+        _, dloss = loss(activations[-1], Y)
+        out_grads = network.output_gradients(activations, dloss)
+        sq_norms = None if clip_norm is None else network.per_example_sq_norms(activations, out_grads)
     factors = None
     if clip_norm is not None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            sq_norms = network.per_example_sq_norms(activations, out_grads)
         finite = np.isfinite(sq_norms)
         if not finite.all():
             activations = [a[finite] for a in activations]

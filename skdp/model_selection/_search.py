@@ -20,7 +20,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import get_tags
 from sklearn.utils.parallel import Parallel, delayed
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
 from ..accounting import (
@@ -31,6 +31,7 @@ from ..accounting import (
     run_count_distribution,
 )
 from ..budget import PrivacyBudget
+from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import DiscreteLaplaceMechanism
 from ..utils import check_budget, check_epsilon, check_generator
 from ..utils._validation import check_classes
@@ -369,26 +370,77 @@ def _n_samples(X):
 
 
 # -- one run, in a worker -------------------------------------------------------------
-def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected):
+def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,
+             labels=None):
     """Train one candidate privately and count its correct validation predictions with noise.
 
     Runs with ``budget`` replaced by a recorder: workers never write the
     ledger; the run's privacy is in the search's curve, charged before.
     """
     rng = np.random.default_rng(seed)
-    candidate = clone(estimator).set_params(**params)
-    recorder = _CurveRecorder()
-    _set_nested(candidate, "budget", lambda: recorder)
-    users = _secret_seeds(candidate, rng)
-    candidate.fit(X_train, y_train)
-    _check_within(recorder.total(), expected, params)
-    _set_nested(candidate, "budget", lambda: None)  # the released model holds no recorder
-    candidate.set_params(**users)  # nor the seeds of its noise
+    candidate = _private_fit(clone(estimator).set_params(**params), X_train, y_train, rng,
+                             expected, params, labels)
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
     # Discrete Laplace on a count of L1 sensitivity 1 under add/remove (for a
     # fixed model one validation row changes it by at most 1): score_epsilon-DP.
     noisy = int(DiscreteLaplaceMechanism(score_epsilon).randomise(correct, random_state=rng))
     return noisy, candidate
+
+
+def _private_fit(model, X, y, rng, expected, params, labels):
+    """Fit ``model`` as one part of the search, and return it ready to be released.
+
+    - Its ``budget`` is a recorder, checked against ``expected`` (the search
+      charged the whole curve before); the released model holds none.
+    - Its ``random_state`` parameters get fresh secret seeds from ``rng``,
+      and the user's values back after the fit (never the noise's seeds).
+    - A ``classes=None`` gets the label set the search read from ``y``
+      before its charge (``labels``), so no run reads its own part's labels:
+      a rare label missing from a training part would otherwise fail that
+      run after the charge.
+    - Its warnings are not shown: their number would reveal the secret
+      number of runs K (found in the session-2 privacy review).
+    """
+    recorder = _CurveRecorder()
+    _set_nested(model, "budget", lambda: recorder)
+    users = _secret_seeds(model, rng)
+    if labels is not None:
+        users.update(_fill_missing(model, "classes", labels))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    _check_within(recorder.total(), expected, params)
+    _set_nested(model, "budget", lambda: None)
+    model.set_params(**users)
+    return model
+
+
+def _fill_missing(estimator, name, value):
+    """Set every (nested) parameter ``name`` that is None to ``value``; return {key: None}."""
+    params = estimator.get_params(deep=True)
+    keys = [k for k in params if (k == name or k.endswith("__" + name)) and params[k] is None]
+    if keys:
+        estimator.set_params(**{k: value for k in keys})
+    return dict.fromkeys(keys)
+
+
+def _label_set(estimator, y):
+    """The labels of ``y`` when a classifier in ``estimator`` has ``classes=None``, else None.
+
+    Read before the charge, once for the whole search (with a
+    :class:`~skdp.PrivacyLeakWarning`, as every private classifier warns
+    when it reads the labels itself).
+    """
+    if not is_classifier(estimator) or y is None:
+        return None
+    params = estimator.get_params(deep=True)
+    if not any((k == "classes" or k.endswith("__classes")) and v is None for k, v in params.items()):
+        return None
+    warnings.warn(
+        "classes=None: the search reads the set of labels from y, which reveals which labels "
+        "occur in the private data. Pass the public list of labels as classes.",
+        PrivacyLeakWarning, stacklevel=3)
+    return np.unique(np.asarray(y))
 
 
 def _check_within(spent, expected, params):
@@ -489,9 +541,13 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         n = _n_samples(X)
         if n != _n_samples(y):
             raise ValueError(f"X has {n} rows but y has {_n_samples(y)}.")
+        if len(getattr(y, "shape", ())) == 2 and y.shape[1] == 1:
+            # warned here, once (the runs' own warnings are not shown: see _private_fit)
+            y = column_or_1d(y, warn=True)
         _check_finite_input(self.estimator, X, y)
         for p in candidates:
             _check_public_labels(clone(self.estimator).set_params(**p), y)
+        labels = _label_set(self.estimator, y)
         # A data-independent split: each row is a validation row with
         # probability validation_fraction, shared by all runs.
         is_val = rng.random(n) < self.validation_fraction
@@ -545,7 +601,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         seeds = rng.integers(2**62, size=n_runs)
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(_one_run)(self.estimator, candidates[c], int(s), X_train, y_train, X_val,
-                              y_val, self.score_epsilon, train_curves[c])
+                              y_val, self.score_epsilon, train_curves[c], labels)
             for c, s in zip(picks, seeds)
         )
         # The best run by noisy count; ties go to the earliest run, which
@@ -564,15 +620,9 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             "rank_test_score": np.array([1], dtype=np.int32),
         }
         if self.refit:
-            model = clone(self.estimator).set_params(**self.best_params_)
-            recorder = _CurveRecorder()
-            _set_nested(model, "budget", lambda: recorder)
-            users = _secret_seeds(model, rng)
-            model.fit(X, y)
-            _check_within(recorder.total(), refit_curve, self.best_params_)
-            _set_nested(model, "budget", lambda: None)
-            model.set_params(**users)
-            self.best_estimator_ = model
+            self.best_estimator_ = _private_fit(
+                clone(self.estimator).set_params(**self.best_params_), X, y, rng, refit_curve,
+                self.best_params_, labels)
         else:
             self.best_estimator_ = best_model
         self.classes_ = self.best_estimator_.classes_

@@ -3,7 +3,7 @@
 Everything a fitted estimator exposes (attributes, parameters, its pickle) and
 every warning or exception after the charge must be public, noisy, or computed
 from noisy releases and public parameters only. Each test below shows a leak
-found in the review and is a strict xfail until it is fixed:
+found in the review; each failed before its fix:
 
 - a ``numpy.random.Generator`` passed as ``random_state`` (for example
   ``np.random.default_rng()``, fresh OS entropy) stays in the fitted
@@ -33,11 +33,6 @@ from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
 
-_GENERATOR_REASON = (
-    "a Generator random_state is kept in the fitted estimator; its pickle carries the "
-    "SeedSequence entropy (and state), which replays the noise (privacy review)"
-)
-
 
 def _replayed_generator(released):
     """The generator an attacker rebuilds from a released (unpickled) estimator, or None."""
@@ -47,7 +42,6 @@ def _replayed_generator(released):
     return np.random.default_rng(g.bit_generator.seed_seq.entropy)
 
 
-@pytest.mark.xfail(strict=True, reason=_GENERATOR_REASON)
 def test_pickled_scaler_with_generator_does_not_replay_its_noise():
     import pickle
 
@@ -67,7 +61,6 @@ def test_pickled_scaler_with_generator_does_not_replay_its_noise():
     assert matches.count(True) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=_GENERATOR_REASON)
 def test_pickled_search_with_generator_does_not_replay_its_noise():
     import pickle
 
@@ -99,16 +92,12 @@ def _search_warning_count(seed):
     return len(caught)
 
 
-@pytest.mark.xfail(strict=True, reason="each run's warnings reach the caller: their number "
-                   "reveals the secret number of runs K (privacy review)")
 def test_search_warnings_do_not_reveal_the_number_of_runs():
     # Seeds 0 and 1 draw K = 26 and K = 2 runs (logarithmic law, mean 10): the
     # caller sees 31 and 7 PrivacyLeakWarnings today.
     assert _search_warning_count(0) == _search_warning_count(1)
 
 
-@pytest.mark.xfail(strict=True, reason="DP-SGD losses overflow on an extreme finite row and "
-                   "warn after the charge, on that neighbour only (privacy review)")
 @pytest.mark.parametrize("make", [
     lambda: DPSGDRegressor(delta=1e-5, bounds_y=(0, 1), max_iter=2, random_state=0),
     lambda: DPSGDClassifier(loss="modified_huber", delta=1e-5, classes=[0, 1], max_iter=2,
@@ -125,8 +114,6 @@ def test_dpsgd_extreme_row_emits_no_warning_after_the_charge(make):
     assert [str(w.message) for w in caught] == []
 
 
-@pytest.mark.xfail(strict=True, reason="with classes=None a run fails after the search's "
-                   "charge when a rare class falls wholly in the validation part (privacy review)")
 def test_search_with_rare_class_does_not_fail_after_the_charge():
     X = np.random.default_rng(0).uniform(0, 1, size=(200, 2))
     y = np.zeros(200, dtype=int)
