@@ -33,9 +33,9 @@ class DPEstimatorMixin:
     """
 
     def __getstate__(self):
-        """Pickle without a ``numpy.random.Generator`` passed as ``random_state``.
+        """Pickle without a ``Generator`` or ``RandomState`` passed as ``random_state``.
 
-        A Generator carries its seed entropy and state: from a pickled model
+        Such an object carries its seed entropy or state: from a pickled model
         anyone could rebuild it, replay the noise of the fit, and tell
         neighbouring datasets apart exactly (found in the session-2 privacy
         review). An unpickled estimator has ``random_state=None`` instead (a
@@ -44,7 +44,7 @@ class DPEstimatorMixin:
         privacy model).
         """
         state = super().__getstate__()
-        if isinstance(state.get("random_state"), np.random.Generator):
+        if isinstance(state.get("random_state"), (np.random.Generator, np.random.RandomState)):
             state = {**state, "random_state": None}
         return state
 

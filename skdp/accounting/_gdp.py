@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import erfcx, log_ndtr, ndtr, ndtri
 
 from ._conversions import _check_delta
 
@@ -132,7 +132,8 @@ def group_gdp(mu, k):
 
 # 16-point Gauss–Legendre rule on [-1, 1] for _log_ndtr_ratio.
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_DELTA_MARGIN = 1e-12
 
 
 def _log_ndtr_ratio(b, width):
@@ -151,7 +152,10 @@ def _log_ndtr_ratio(b, width):
     if width * max(abs(a), abs(b), 1.0) >= 0.5:
         return float(log_ndtr(a) - log_ndtr(b))
     t = b + (_GL_NODES + 1.0) * (width / 2.0)
-    mills = np.exp(-0.5 * t * t - _LOG_SQRT_2PI - log_ndtr(t))
+    # φ(t)/Φ(t) = √(2/π) / erfcx(−t/√2): no cancellation for any t (erfcx is the
+    # scaled complementary error function; inf for large t, where the ratio is 0)
+    with np.errstate(over="ignore"):
+        mills = _SQRT_2_OVER_PI / erfcx(-t / math.sqrt(2.0))
     return float(width / 2.0 * np.dot(_GL_WEIGHTS, mills))
 
 
@@ -182,7 +186,10 @@ def gdp_to_delta(mu, epsilon):
     a, b = -epsilon / mu + mu / 2.0, -epsilon / mu - mu / 2.0  # a − b = μ exactly
     log_a = float(log_ndtr(a))
     ratio = epsilon - _log_ndtr_ratio(b, mu)  # < 0: δ > 0 for all finite ε
-    return float(min(1.0, max(0.0, math.exp(log_a) * -math.expm1(min(ratio, 0.0)))))
+    # rounded up by 1e-12 relative, above the float error measured against
+    # 80-digit references (at most 3e-13 below them)
+    delta = math.exp(log_a) * -math.expm1(min(ratio, 0.0)) * (1.0 + _DELTA_MARGIN)
+    return float(min(1.0, max(0.0, delta)))
 
 
 def gdp_to_epsilon(mu, delta):

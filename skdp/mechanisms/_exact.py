@@ -126,6 +126,19 @@ def gaussian_sigma_at_least(noise_multiplier, sensitivity=1, n_sums=1):
     return Fraction(noise_multiplier) * Fraction(sensitivity) * Fraction(root, 1 << 60)
 
 
+def float_at_least(value):
+    """The smallest float >= the exact rational ``value`` (float() rounds to nearest)."""
+    out = float(value)
+    return out if Fraction(out) >= value else math.nextafter(out, math.inf)
+
+
+def zcdp_rho_at_least(noise_multiplier):
+    """ρ = 1/(2z²) rounded up: the discrete Gaussian with σ >= z·√k·Δ
+    (:func:`gaussian_sigma_at_least`) is at most this ρ-zCDP (CKS20, Thm. 4)."""
+    z = Fraction(noise_multiplier)
+    return float_at_least(1 / (2 * z * z))
+
+
 def _as_fraction(name, value):
     if isinstance(value, Fraction):
         out = value

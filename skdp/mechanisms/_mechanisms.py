@@ -29,7 +29,13 @@ from ..accounting import (
     zcdp_rdp,
 )
 from ..utils import check_delta, check_epsilon, check_generator
-from ._exact import gaussian_sigma_at_least, sample_discrete_gaussian, sample_discrete_laplace
+from ._exact import (
+    float_at_least,
+    gaussian_sigma_at_least,
+    sample_discrete_gaussian,
+    sample_discrete_laplace,
+    zcdp_rho_at_least,
+)
 
 __all__ = [
     "DiscreteGaussianMechanism",
@@ -270,10 +276,8 @@ class DiscreteGaussianMechanism:
         self.sensitivity = _check_sensitivity(sensitivity, integer=True)
         # the smallest float >= z·Δ: a float product may round below it (0.7·3), and
         # a smaller σ would be less private than the ρ charged
-        exact = gaussian_sigma_at_least(self.noise_multiplier, self.sensitivity)
-        sigma = float(exact)
-        self.sigma = sigma if Fraction(sigma) >= exact else math.nextafter(sigma, math.inf)
-        self.rho = 1.0 / (2.0 * self.noise_multiplier**2)
+        self.sigma = float_at_least(gaussian_sigma_at_least(self.noise_multiplier, self.sensitivity))
+        self.rho = zcdp_rho_at_least(self.noise_multiplier)  # >= Δ²/(2σ²) for the σ sampled
 
     def privacy_curve(self, *, orders=None):
         return zcdp_rdp(self.rho, orders=orders)

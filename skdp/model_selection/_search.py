@@ -7,8 +7,10 @@ is random and secret; only the best run is released (Papernot & Steinke 2022,
 Thms. 2 and 6, in :func:`skdp.accounting.private_selection_rdp`).
 """
 
+import contextlib
 import math
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -371,7 +373,7 @@ def _n_samples(X):
 
 # -- one run, in a worker -------------------------------------------------------------
 def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,
-             labels=None):
+             labels, main_pid):
     """Train one candidate privately and count its correct validation predictions with noise.
 
     Runs with ``budget`` replaced by a recorder: workers never write the
@@ -379,7 +381,7 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     """
     rng = np.random.default_rng(seed)
     candidate = _private_fit(clone(estimator).set_params(**params), X_train, y_train, rng,
-                             expected, params, labels)
+                             expected, params, labels, main_pid)
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
     # Discrete Laplace on a count of L1 sensitivity 1 under add/remove (for a
     # fixed model one validation row changes it by at most 1): score_epsilon-DP.
@@ -387,7 +389,26 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     return noisy, candidate
 
 
-def _private_fit(model, X, y, rng, expected, params, labels):
+def _quiet_in_worker_process(main_pid):
+    """Ignore warnings here if this is a worker process, not the search's own.
+
+    The warning filters are process-wide and ``warnings.catch_warnings`` is
+    not thread-safe (Python 3.11): the search's own process silences them once
+    around all its runs (:func:`_quiet`), and a worker process (loky, dask)
+    silences them for its run, where no other thread of the search shares them.
+    """
+    return _quiet() if os.getpid() != main_pid else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Ignore every warning inside (entered by one thread of a process at a time)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _private_fit(model, X, y, rng, expected, params, labels, main_pid):
     """Fit ``model`` as one part of the search, and return it ready to be released.
 
     - Its ``budget`` is a recorder, checked against ``expected`` (the search
@@ -399,15 +420,15 @@ def _private_fit(model, X, y, rng, expected, params, labels):
       a rare label missing from a training part would otherwise fail that
       run after the charge.
     - Its warnings are not shown: their number would reveal the secret
-      number of runs K (found in the session-2 privacy review).
+      number of runs K (found in the session-2 privacy review). The search's
+      process silences them around all runs; a worker process, here.
     """
     recorder = _CurveRecorder()
     _set_nested(model, "budget", lambda: recorder)
     users = _secret_seeds(model, rng)
     if labels is not None:
         users.update(_fill_missing(model, "classes", labels))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with _quiet_in_worker_process(main_pid):
         model.fit(X, y)
     _check_within(recorder.total(), expected, params)
     _set_nested(model, "budget", lambda: None)
@@ -544,6 +565,9 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         if len(getattr(y, "shape", ())) == 2 and y.shape[1] == 1:
             # warned here, once (the runs' own warnings are not shown: see _private_fit)
             y = column_or_1d(y, warn=True)
+        if (len(y.shape) if hasattr(y, "shape") else np.asarray(y).ndim) > 1:
+            raise ValueError("y must be one-dimensional: the private search does not support "
+                             "multi-output targets; nothing was charged.")
         _check_finite_input(self.estimator, X, y)
         for p in candidates:
             _check_public_labels(clone(self.estimator).set_params(**p), y)
@@ -599,11 +623,13 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         X_val, y_val = _take(X, val_idx), y_arr[val_idx]
         picks = rng.integers(len(candidates), size=n_runs)
         seeds = rng.integers(2**62, size=n_runs)
-        results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_one_run)(self.estimator, candidates[c], int(s), X_train, y_train, X_val,
-                              y_val, self.score_epsilon, train_curves[c], labels)
-            for c, s in zip(picks, seeds)
-        )
+        with _quiet():  # no run's warning is shown: their number would reveal K
+            results = Parallel(n_jobs=self.n_jobs)(
+                delayed(_one_run)(self.estimator, candidates[c], int(s), X_train, y_train,
+                                  X_val, y_val, self.score_epsilon, train_curves[c], labels,
+                                  os.getpid())
+                for c, s in zip(picks, seeds)
+            )
         # The best run by noisy count; ties go to the earliest run, which
         # among i.i.d. runs is a uniformly random tie-break.
         best_run = int(np.argmax([r[0] for r in results]))
@@ -620,9 +646,10 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             "rank_test_score": np.array([1], dtype=np.int32),
         }
         if self.refit:
-            self.best_estimator_ = _private_fit(
-                clone(self.estimator).set_params(**self.best_params_), X, y, rng, refit_curve,
-                self.best_params_, labels)
+            with _quiet():
+                self.best_estimator_ = _private_fit(
+                    clone(self.estimator).set_params(**self.best_params_), X, y, rng,
+                    refit_curve, self.best_params_, labels, os.getpid())
         else:
             self.best_estimator_ = best_model
         self.classes_ = self.best_estimator_.classes_

@@ -92,6 +92,7 @@ from ..mechanisms._exact import (
     gaussian_sigma_at_least,
     sample_discrete_gaussian,
     sample_discrete_laplace,
+    zcdp_rho_at_least,
 )
 
 __all__ = []  # internal: see the module docstring
@@ -246,7 +247,7 @@ def _sums_curve_cached(epsilon, delta, k, secure):
         return k * laplace_rdp(k / epsilon)  # Mironov 2017, Prop. 6, λ = scale/Δ = k/ε
     z = _noise_multiplier(epsilon, delta)
     if secure:  # discrete Gaussian: Δ²/(2σ²)-zCDP (CKS20, Thm. 4), Δ/σ = 1/z overall
-        return zcdp_rdp(1.0 / (2.0 * z * z))
+        return zcdp_rdp(zcdp_rho_at_least(z))  # 1/(2z²), rounded up
     return gaussian_rdp(z)  # Mironov 2017, Prop. 7
 
 
@@ -373,8 +374,9 @@ def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, 
     if values is None:
         totals, int_sens, grids = [n_rows], [1], [1.0]
     else:
-        # (at most 2⁶⁰ grid steps per Δ, so bound/g stays finite at any ε)
-        grids = [2.0 ** math.floor(math.log2(max(min(s, d), d * 2.0**-60) / _GRID_RESOLUTION))
+        # (at most 2⁶⁰ grid steps per Δ, so bound/g stays finite at any ε; 1e-300
+        # keeps g normal for zero-width bounds, whose Δ is the smallest float)
+        grids = [2.0 ** math.floor(math.log2(max(min(s, d), d * 2.0**-60, 1e-300) / _GRID_RESOLUTION))
                  for s, d in zip(scales, sens)]
         grids = np.array(grids)
         # Python ints: exact at any size (an int64 cast overflowed at ε ≳ 1e16 and

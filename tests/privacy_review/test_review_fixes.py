@@ -1,6 +1,6 @@
-"""Review of today's privacy fixes: problems they left or introduced (strict xfails).
+"""Review of today's privacy fixes: problems they left or introduced, now fixed.
 
-Each test states the behaviour a correct fix gives and fails today:
+Each test states the behaviour the fix gives; each failed before it:
 
 - adf792e's secure grid ``max(min(s, d), d * 2**-60)`` underflows to a subnormal
   grid when a column's bounds have zero width (sensitivity set to the float
@@ -39,8 +39,6 @@ from skdp.preprocessing import DPStandardScaler
 from skdp import stats
 
 
-@pytest.mark.xfail(strict=True, reason="secure grid d*2**-60 underflows for zero-width bounds "
-                   "(sensitivity tiny): 1/g = inf, NaN, fails after the charge (adf792e)")
 def test_secure_mean_zero_width_bounds_releases():
     budget = PrivacyBudget(10.0, 1e-3)
     out = stats.mean(np.full(10, 5.0), epsilon=1.0, delta=1e-5, bounds=(5, 5), secure=True,
@@ -48,8 +46,6 @@ def test_secure_mean_zero_width_bounds_releases():
     assert out == 5.0  # the mean is clamped to the bounds [5, 5]
 
 
-@pytest.mark.xfail(strict=True, reason="secure grid d*2**-60 underflows for a constant column's "
-                   "bounds: DPStandardScaler(secure=True) fails after its charge (adf792e)")
 def test_secure_scaler_constant_column_fits():
     X = np.c_[np.random.default_rng(0).uniform(size=20), np.full(20, 5.0)]
     budget = PrivacyBudget(10.0, 1e-3)
@@ -87,8 +83,6 @@ class _OverlappingNB(DPGaussianNB):
 _SYNC = {}
 
 
-@pytest.mark.xfail(strict=True, reason="catch_warnings in threaded joblib workers is not "
-                   "thread-safe: an 'ignore all' filter is left installed process-wide (1ae30b4)")
 def test_threaded_search_leaves_warning_filters_alone():
     _SYNC.update(lock=threading.Lock(), n=0, second_started=threading.Event(),
                  first_done=threading.Event())
@@ -107,8 +101,6 @@ def test_threaded_search_leaves_warning_filters_alone():
             warnings.warn("a later leak the user must see", PrivacyLeakWarning)
 
 
-@pytest.mark.xfail(strict=True, reason="a RandomState random_state is pickled with its state: "
-                   "one step back gives the seed of the noise (1ae30b4 strips Generators only)")
 def test_randomstate_is_not_pickled_with_the_model():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 200)
@@ -124,16 +116,12 @@ def test_randomstate_is_not_pickled_with_the_model():
         assert not np.array_equal(replay.theta_, model.theta_)
 
 
-@pytest.mark.xfail(strict=True, reason="rho = 1/(2 z**2) is rounded to nearest, so it can be "
-                   "below Delta^2/(2 sigma^2) of the sigma sampled (4504d78 fixed sigma only)")
 def test_discrete_gaussian_rho_not_below_rho_of_sigma():
     mech = DiscreteGaussianMechanism(noise_multiplier=0.3, sensitivity=1)
     # CKS20 Thm. 4: the sampled sigma gives rho = Delta^2 / (2 sigma^2) exactly
     assert Fraction(mech.rho) >= Fraction(1) / (2 * Fraction(mech.sigma) ** 2)
 
 
-@pytest.mark.xfail(strict=True, reason="a 2-column y passes the search's checks; every run "
-                   "refuses it after the search's charge")
 def test_search_refuses_two_column_y_before_charge():
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 400)
