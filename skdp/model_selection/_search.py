@@ -433,7 +433,34 @@ def _private_fit(model, X, y, rng, expected, params, labels, main_pid):
     _check_within(recorder.total(), expected, params)
     _set_nested(model, "budget", lambda: None)
     model.set_params(**users)
+    _sync_fitted_copies(model)
     return model
+
+
+def _sync_fitted_copies(estimator):
+    """Give the fitted copies inside ``estimator`` the parameters of their originals.
+
+    A ``ColumnTransformer`` fits clones of its transformers (``transformers_``):
+    resetting ``budget`` and ``random_state`` on the originals leaves the
+    clones with the recorder and the secret seeds of the noise, which the
+    released model would carry (found in the session-2 review). Pipelines fit
+    their own steps, which are walked for nested column transformers.
+    """
+    if isinstance(estimator, Pipeline):
+        for _, step in estimator.steps:
+            _sync_fitted_copies(step)
+    elif isinstance(estimator, ColumnTransformer) and hasattr(estimator, "transformers_"):
+        originals = {name: step for name, step, _ in estimator.transformers}
+        originals["remainder"] = estimator.remainder
+        for name, fitted, _ in estimator.transformers_:
+            original = originals.get(name)
+            if hasattr(fitted, "get_params") and hasattr(original, "get_params"):
+                wanted = original.get_params(deep=True)
+                keys = [k for k in fitted.get_params(deep=True) if k in wanted and (
+                    k in ("budget", "random_state") or k.endswith(("__budget", "__random_state")))]
+                if keys:
+                    fitted.set_params(**{k: wanted[k] for k in keys})
+                _sync_fitted_copies(fitted)
 
 
 def _fill_missing(estimator, name, value):
@@ -445,17 +472,19 @@ def _fill_missing(estimator, name, value):
     return dict.fromkeys(keys)
 
 
-def _label_set(estimator, y):
-    """The labels of ``y`` when a classifier in ``estimator`` has ``classes=None``, else None.
+def _label_set(estimators, y):
+    """The labels of ``y`` when a candidate classifier has ``classes=None``, else None.
 
     Read before the charge, once for the whole search (with a
     :class:`~skdp.PrivacyLeakWarning`, as every private classifier warns
     when it reads the labels itself).
     """
-    if not is_classifier(estimator) or y is None:
-        return None
-    params = estimator.get_params(deep=True)
-    if not any((k == "classes" or k.endswith("__classes")) and v is None for k, v in params.items()):
+    def reads_labels(estimator):
+        params = estimator.get_params(deep=True)
+        return is_classifier(estimator) and any(
+            (k == "classes" or k.endswith("__classes")) and v is None for k, v in params.items())
+
+    if y is None or not any(reads_labels(e) for e in estimators):
         return None
     warnings.warn(
         "classes=None: the search reads the set of labels from y, which reveals which labels "
@@ -571,7 +600,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         _check_finite_input(self.estimator, X, y)
         for p in candidates:
             _check_public_labels(clone(self.estimator).set_params(**p), y)
-        labels = _label_set(self.estimator, y)
+        labels = _label_set([clone(self.estimator).set_params(**p) for p in candidates], y)
         # A data-independent split: each row is a validation row with
         # probability validation_fraction, shared by all runs.
         is_val = rng.random(n) < self.validation_fraction
@@ -586,15 +615,18 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         # (2) the curve of the whole search, from the parameters and shapes:
         # candidates are probed on placeholders of the parts' sizes.
         score_curve = pure_dp_rdp(self.score_epsilon)
-        train_curves = [_train_curve(self.estimator, p, X, y, train_idx.size) for p in candidates]
+        with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
+            train_curves = [_train_curve(self.estimator, p, X, y, train_idx.size)
+                            for p in candidates]
         run_curve = _curve_max([c + score_curve for c in train_curves])
         total = private_selection_rdp(run_curve, distribution)
         # The noisy size of the validation part, released once to turn the
         # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
         total = total + score_curve
         if self.refit:
-            refit_curve = _curve_max([_train_curve(self.estimator, p, X, y, n)
-                                      for p in candidates])
+            with _quiet():
+                refit_curve = _curve_max([_train_curve(self.estimator, p, X, y, n)
+                                          for p in candidates])
             total = total + refit_curve
 
         # (3) charge once, whatever K is.
