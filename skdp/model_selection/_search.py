@@ -103,17 +103,21 @@ def _secret_seeds(estimator, rng):
     session-2 privacy review). The caller puts the returned values back with
     ``set_params`` once the fit is done.
     """
-    params = estimator.get_params(deep=True)
-    names = [k for k in params if k == "random_state" or k.endswith("__random_state")]
-    users = {k: params[k] for k in names}
-    if names:
-        estimator.set_params(**{k: int(rng.integers(2**62)) for k in names})
+    users = _nested_params(estimator, "random_state")
+    if users:
+        estimator.set_params(**{k: int(rng.integers(2**62)) for k in users})
     return users
+
+
+def _nested_params(estimator, name):
+    """``{key: value}`` of every parameter ``name`` of ``estimator``, also nested (``step__name``)."""
+    return {k: v for k, v in estimator.get_params(deep=True).items()
+            if k == name or k.endswith("__" + name)}
 
 
 def _set_nested(estimator, name, value_for):
     """Set every parameter ``name`` (also nested ``step__name``) to ``value_for()``."""
-    keys = [k for k in estimator.get_params(deep=True) if k == name or k.endswith("__" + name)]
+    keys = list(_nested_params(estimator, name))
     if keys:
         estimator.set_params(**{k: value_for() for k in keys})
     return keys
@@ -357,9 +361,8 @@ def _check_public_labels(estimator, y):
     charge; a standalone estimator refuses it before charging (bad input
     costs nothing). Nothing is checked where ``classes`` is None.
     """
-    params = estimator.get_params(deep=True)
-    for name, classes in params.items():
-        if (name == "classes" or name.endswith("__classes")) and classes is not None:
+    for classes in _nested_params(estimator, "classes").values():
+        if classes is not None:
             check_classes(np.asarray(y), classes, private=False, min_classes=1)
 
 
@@ -455,18 +458,16 @@ def _sync_fitted_copies(estimator):
         for name, fitted, _ in estimator.transformers_:
             original = originals.get(name)
             if hasattr(fitted, "get_params") and hasattr(original, "get_params"):
-                wanted = original.get_params(deep=True)
-                keys = [k for k in fitted.get_params(deep=True) if k in wanted and (
-                    k in ("budget", "random_state") or k.endswith(("__budget", "__random_state")))]
-                if keys:
-                    fitted.set_params(**{k: wanted[k] for k in keys})
+                wanted = {**_nested_params(original, "budget"),
+                          **_nested_params(original, "random_state")}
+                if wanted:
+                    fitted.set_params(**wanted)  # a clone has the original's parameter keys
                 _sync_fitted_copies(fitted)
 
 
 def _fill_missing(estimator, name, value):
     """Set every (nested) parameter ``name`` that is None to ``value``; return {key: None}."""
-    params = estimator.get_params(deep=True)
-    keys = [k for k in params if (k == name or k.endswith("__" + name)) and params[k] is None]
+    keys = [k for k, v in _nested_params(estimator, name).items() if v is None]
     if keys:
         estimator.set_params(**{k: value for k in keys})
     return dict.fromkeys(keys)
@@ -480,9 +481,8 @@ def _label_set(estimators, y):
     when it reads the labels itself).
     """
     def reads_labels(estimator):
-        params = estimator.get_params(deep=True)
         return is_classifier(estimator) and any(
-            (k == "classes" or k.endswith("__classes")) and v is None for k, v in params.items())
+            v is None for v in _nested_params(estimator, "classes").values())
 
     if y is None or not any(reads_labels(e) for e in estimators):
         return None
