@@ -474,7 +474,8 @@ def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=No
     if arr.ndim == 0:
         arr = arr.reshape(1)
     n_outputs, shape = _check_axis(arr, axis)
-    part = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon, centre=False)
+    part, _ = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
+                         centre=False)
     if part is None:
         x, lower, upper = _flatten(arr, bounds, axis)
         if epsilon == math.inf:
@@ -502,20 +503,21 @@ def _one_total(arr, bounds, axis, value_range, *, secure, epsilon, centre):
     or one column) with scalar bounds, the clipped total comes from
     :func:`_clipped_total` instead of a clipped copy. A row contributes its m
     entries, so its contribution lies in [m(L − c), m(U − c)], with c = 0 or,
-    with ``centre``, the bounds' midpoint. Returns None when the general path
-    must be taken.
+    with ``centre``, the bounds' midpoint. Returns ``(part, c)`` with c as a
+    (1,) array, or ``(None, None)`` when the general path must be taken.
     """
     m = math.prod(arr.shape[1:])
     scalar = _uniform_bounds(bounds)
     if secure or epsilon == math.inf or value_range is None or scalar is None or (axis is not None and m > 1):
-        return None
+        return None, None
     lower, upper = scalar
     c = (lower + upper) / 2.0 if centre else 0.0
     if centre and max(abs(lower), abs(upper)) > _MAX_CENTRE_RATIO * (upper - lower) / 2.0:
-        return None  # Σx − n·m·c would cancel: centre each value instead (general path)
+        return None, None  # Σx − n·m·c would cancel: centre each value instead (general path)
     n = arr.shape[0]
     total = _clipped_total(arr, lower, upper, value_range) - n * m * c
-    return _ColumnSums([total], n), np.array([m * (lower - c)]), np.array([m * (upper - c)])
+    part = (_ColumnSums([total], n), np.array([m * (lower - c)]), np.array([m * (upper - c)]))
+    return part, np.array([c])
 
 
 # --------------------------------------------------------------------------
@@ -567,7 +569,9 @@ def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=N
     if arr.ndim == 0:
         arr = arr.reshape(1)
     _, shape = _check_axis(arr, axis)
-    part = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon, centre=True)
+    part, c = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
+                         centre=True)
+    m = math.prod(arr.shape[1:]) if axis is None else 1  # entries per row contribution
     if part is None:
         x, h, c, m = _centered(arr, bounds, axis)
         if epsilon == math.inf:
@@ -575,9 +579,6 @@ def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=N
         y = _center_rows(x, c, m)
         part = (y, -h[:1] * m, h[:1] * m) if m > 1 else (y, -h, h)
         c = c[:1] if m > 1 else c
-    else:
-        m = math.prod(arr.shape[1:])
-        c = np.array([sum(_uniform_bounds(bounds)) / 2.0])
     count, s1 = _noisy_sums([(None, arr.shape[0], None), part],
                             epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     h = part[2] / m  # the bounds are [c − h, c + h]

@@ -138,9 +138,9 @@ def test_mean_fast_path_only_for_bounds_near_zero():
     x = np.random.default_rng(0).uniform(0, 1, 100)
     arr, value_range = _core._check_data(x, return_range=True)
     kw = dict(axis=None, secure=False, epsilon=1.0, centre=True)
-    assert _core._one_total(arr, (0.0, 1.0), value_range=value_range, **kw) is not None
-    assert _core._one_total(arr, (-3.0, 5.0), value_range=value_range, **kw) is not None  # 5 <= 4·4
-    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range, **kw) is None  # 5 > 4·1
+    assert _core._one_total(arr, (0.0, 1.0), value_range=value_range, **kw)[0] is not None
+    assert _core._one_total(arr, (-3.0, 5.0), value_range=value_range, **kw)[0] is not None  # 5 <= 4·4
+    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range, **kw)[0] is None  # 5 > 4·1
     # the sum is not centred: its rounding is relative to its own sensitivity
     assert _core._one_total(arr, (3.0, 5.0), value_range=value_range,
-                            **{**kw, "centre": False}) is not None
+                            **{**kw, "centre": False})[0] is not None
