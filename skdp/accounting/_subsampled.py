@@ -375,20 +375,27 @@ def poisson_subsampled_gaussian_rdp(sampling_rate, noise_multiplier, steps=1, *,
     >>> round(eps, 4), order
     (1.0355, 17.0)
     """
+    return _subsampled_curve(_PoissonGaussian, "poisson_subsampled_gaussian", sampling_rate,
+                             noise_multiplier, steps, orders)
+
+
+def _subsampled_curve(accountant, name, sampling_rate, noise_multiplier, steps, orders):
+    """``steps`` compositions of a subsampled Gaussian, whose RDP ``accountant`` computes.
+
+    The curve is silent (ε = 0) when nothing is released: rate 0, σ = ∞ or
+    no step.
+    """
     q = _check_rate(sampling_rate)
     sigma = _check_sigma(noise_multiplier)
     steps = _check_steps(steps)
     orders = check_orders(orders)
-    rdp = _PoissonGaussian(q, orders).rdp(sigma) * steps
+    rdp = accountant(q, orders).rdp(sigma) * steps
     silent = q == 0.0 or sigma == math.inf or steps == 0
     return RDPCurve(
         orders,
         rdp,
         pure_epsilon=0.0 if silent else math.inf,
-        mechanism=(
-            f"{steps} x poisson_subsampled_gaussian(sampling_rate={_fmt(q)}, "
-            f"noise_multiplier={_fmt(sigma)})"
-        ),
+        mechanism=f"{steps} x {name}(sampling_rate={_fmt(q)}, noise_multiplier={_fmt(sigma)})",
     )
 
 
@@ -498,18 +505,5 @@ def sampled_without_replacement_gaussian_rdp(
     >>> round(curve.epsilon(1e-5), 2)
     5.2
     """
-    gamma = _check_rate(sampling_rate)
-    sigma = _check_sigma(noise_multiplier)
-    steps = _check_steps(steps)
-    orders = check_orders(orders)
-    rdp = _WORGaussian(gamma, orders).rdp(sigma) * steps
-    silent = gamma == 0.0 or sigma == math.inf or steps == 0
-    return RDPCurve(
-        orders,
-        rdp,
-        pure_epsilon=0.0 if silent else math.inf,
-        mechanism=(
-            f"{steps} x without_replacement_gaussian(sampling_rate={_fmt(gamma)}, "
-            f"noise_multiplier={_fmt(sigma)})"
-        ),
-    )
+    return _subsampled_curve(_WORGaussian, "without_replacement_gaussian", sampling_rate,
+                             noise_multiplier, steps, orders)
