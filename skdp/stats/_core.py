@@ -119,11 +119,9 @@ def _check_data(a, *, name="a", return_range=False):
     that a float release can skip clipping when nothing needs it.
     """
     try:
-        arr = np.asarray(a, dtype=float)
+        arr = np.atleast_1d(np.asarray(a, dtype=float))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric; could not convert it to floats.") from None
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
     value_range = _finite_range(arr, name=name)
     return (arr, value_range) if return_range else arr
 
@@ -215,9 +213,7 @@ def _check_axis(arr, axis):
 
 def _n_outputs(a, axis):
     """The ``n_outputs`` of a curve function for data ``a`` and ``axis``."""
-    arr = np.asarray(a)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a))
     return _check_axis(arr, axis)[0]
 
 
@@ -439,9 +435,7 @@ def _count_release(a, *, epsilon, delta, axis, rng, secure):
     A row changes each per-column count by at most 1 (axis=0), or the total
     by at most its number of entries m (axis=None): sensitivity 1 or m.
     """
-    arr = np.asarray(a)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a))
     n_outputs, shape = _check_axis(arr, axis)
     if epsilon == math.inf:
         return np.count_nonzero(arr, axis=axis)
@@ -470,9 +464,7 @@ def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=No
     it a float release of one output clips only where needed
     (:func:`_one_total`).
     """
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a, dtype=float))
     n_outputs, shape = _check_axis(arr, axis)
     part, _ = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
                          centre=False)
@@ -565,9 +557,7 @@ def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=N
     count and the d sums share (ε, δ) as k = d + 1 sums (module docstring).
     ``value_range`` enables the fast path of :func:`_one_total`.
     """
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a, dtype=float))
     _, shape = _check_axis(arr, axis)
     part, c = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
                          centre=True)
@@ -616,9 +606,7 @@ def _var_release(a, *, epsilon, delta, bounds, axis, rng, secure, ddof=0, return
     in exact arithmetic; the float results differ in the last bits only).
     With ``secure`` every y² − h²/2 is snapped to the grid row by row.
     """
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a, dtype=float))
     _, shape = _check_axis(arr, axis)
     x, h, c, m = _centered(arr, bounds, axis)
     n_rows = arr.shape[0]
@@ -674,9 +662,7 @@ def _var_result(count, mean, var, return_mean, return_count):
 def _std_release(a, *, epsilon, delta, bounds, axis, rng, secure, ddof=0):
     """Square root of :func:`_var_release` (post-processing)."""
     if epsilon == math.inf:
-        arr = np.asarray(a, dtype=float)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
+        arr = np.atleast_1d(np.asarray(a, dtype=float))
         x, _, _ = _flatten(arr, bounds, axis)
         return np.std(x.reshape(arr.shape), axis=axis, ddof=ddof)
     return np.sqrt(_var_release(a, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
@@ -1238,9 +1224,7 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
     method = _check_quantile_method(method)
     if secure and method == "joint":
         _quantile_curve(1.0, 0.0, 1, secure=True, method="joint")  # raises: split only
-    arr = np.asarray(a, dtype=float)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a, dtype=float))
     n_outputs, shape = _check_axis(arr, axis)
     q_arr = np.asarray(q, dtype=float)
     grid_size = _check_grid_size(grid_size)

@@ -122,9 +122,7 @@ def count(a, axis=None, *, epsilon, delta=0.0, budget=None, random_state=None, s
     334
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr = np.asarray(a)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
+    arr = np.atleast_1d(np.asarray(a))
     if arr.dtype.kind not in "biu":  # booleans and integers are finite: no pass, no float copy
         _core._check_data(arr)
     n_outputs, _ = _core._check_axis(arr, axis)
