@@ -37,11 +37,11 @@ class DPEstimatorMixin:
 
         Such an object carries its seed entropy or state: from a pickled model
         anyone could rebuild it, replay the noise of the fit, and tell
-        neighbouring datasets apart exactly (found in the session-2 privacy
-        review). An unpickled estimator has ``random_state=None`` instead (a
-        refit draws fresh OS entropy). An int seed is kept: it is the user's
-        explicit choice of reproducible noise (see "Seeds are secret" in the
-        privacy model).
+        neighbouring datasets apart exactly (found in a privacy review). An
+        unpickled estimator has ``random_state=None`` instead (a refit draws
+        fresh OS entropy). An int seed is kept: it is the user's explicit
+        choice of reproducible noise (see "Seeds are secret" in the privacy
+        model).
         """
         state = super().__getstate__()
         if isinstance(state.get("random_state"), (np.random.Generator, np.random.RandomState)):
@@ -53,9 +53,20 @@ class DPEstimatorMixin:
         return float(getattr(self, "delta", 0.0) or 0.0)
 
     def _budget_label(self):
-        # The estimator's changed parameters, without the budget's own repr.
-        unbudgeted = clone(self).set_params(budget=None) if hasattr(self, "budget") else self
-        text = repr(unbudgeted)
+        """The ledger's label of a fit: the estimator's public hyper-parameters.
+
+        The ledger is shown to anyone who audits the budget, so the label
+        leaves out every ``random_state`` (a seed is secret: with it the noise
+        of the fit can be replayed, found by an external audit) and every
+        ``budget`` (its own repr), nested ones included.
+        """
+        public = clone(self)
+        hidden = {
+            key: None
+            for key in public.get_params(deep=True)
+            if key.rsplit("__", 1)[-1] in ("random_state", "budget")
+        }
+        text = repr(public.set_params(**hidden))
         text = " ".join(text.split())  # one line in the ledger
         return text if len(text) <= 300 else text[:297] + "..."
 

@@ -241,7 +241,15 @@ def _parser():
         "the composed total of a ledger, with the cap, δ and orders stored in it.",
     )
     show.add_argument("path", help="the ledger file (PrivacyBudget(ledger=PATH))")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON. Each charge's epsilon and delta are what it costs alone: it is "
+        "(epsilon, delta)-DP, with delta the budget's delta (its own delta, 0 for pure "
+        "epsilon-DP, when its pure bound is tighter); total_epsilon composes all charges up "
+        "to it at the budget's delta; approximate_delta is the delta part of an "
+        "(epsilon, delta)-DP charge without an RDP analysis (it adds up across charges)",
+    )
     show.set_defaults(run=_budget_show)
     return parser
 

@@ -6,6 +6,7 @@ import html
 import math
 import os
 import shutil
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 
@@ -216,6 +217,36 @@ class PrivacyBudget:
     def __hash__(self):
         return hash(self.path)
 
+    # -- the ledger file ------------------------------------------------------
+    def _connect(self, *, write):
+        """A transaction on the ledger; a clear error if the file is gone."""
+        if not os.path.exists(self.path):
+            raise FileNotFoundError(self._missing_message())
+        return _ledger._connect(self.path, write=write)
+
+    def _missing_message(self):
+        if self._temporary:
+            return (
+                f"This budget's ledger {self.path!r} is gone. It was a temporary ledger "
+                "(PrivacyBudget(..., ledger=None)), deleted when the Python process that "
+                "created it exited; a model or budget unpickled in another process keeps a "
+                "handle to it but can neither charge nor read it. Nothing was charged. To "
+                "keep a budget across processes, give it a file: "
+                "PrivacyBudget(..., ledger='path/to/ledger.sqlite')."
+            )
+        return (
+            f"No privacy ledger at {self.path!r}: the file was moved or deleted, or this "
+            "handle was unpickled on a machine that does not have it. Nothing was charged."
+        )
+
+    def _unavailable(self, exc):
+        """What showing a budget says instead of failing when its ledger can't be read."""
+        if isinstance(exc, FileNotFoundError):
+            reason = "its temporary ledger is gone" if self._temporary else "no ledger file"
+        else:
+            reason = "cannot read the ledger"
+        return f"unavailable: {reason}"
+
     # -- charging ------------------------------------------------------------
     def _composed(self, rows, extra=None):
         total = RDPCurve.zero(self.orders)
@@ -263,7 +294,7 @@ class PrivacyBudget:
             raise TypeError(f"charge() takes an RDPCurve; got {type(curve).__name__}.")
         label = curve.mechanism if label is None else str(label)
         alone = curve.epsilon(self.delta) if curve.delta <= self.delta else math.inf
-        with _ledger._connect(self.path, write=True) as conn:
+        with self._connect(write=True) as conn:
             _ledger.ensure_total_table(conn)
             prior, n_prior = self._running_total(conn)
             eps_total = self._total_epsilon(prior, curve)
@@ -284,17 +315,17 @@ class PrivacyBudget:
         """Whether :meth:`charge` would accept ``curve`` now (records nothing)."""
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"can_afford() takes an RDPCurve; got {type(curve).__name__}.")
-        with _ledger._connect(self.path, write=False) as conn:
+        with self._connect(write=False) as conn:
             prior, _ = self._running_total(conn)
         return self._within_cap(self._total_epsilon(prior, curve))
 
     # -- reading -------------------------------------------------------------
     def _rows(self):
-        with _ledger._connect(self.path, write=False) as conn:
+        with self._connect(write=False) as conn:
             return _ledger.read_charges(conn)
 
     def _read_total(self):
-        with _ledger._connect(self.path, write=False) as conn:
+        with self._connect(write=False) as conn:
             return self._running_total(conn)
 
     def total_curve(self):
@@ -320,6 +351,10 @@ class PrivacyBudget:
         eps, order = total.epsilon_and_order(self.delta)
         return eps, (total.delta if order == math.inf else self.delta)
 
+    def _delta_alone(self, curve):
+        """The δ of a charge's ε alone: the budget's, or its own when its pure bound is used."""
+        return self._spent_of(curve, 1)[1]
+
     def remaining_epsilon(self):
         """The cap minus the spent ε: a reading, not a promise.
 
@@ -341,7 +376,7 @@ class PrivacyBudget:
         ]
 
     def __len__(self):
-        with _ledger._connect(self.path, write=False) as conn:
+        with self._connect(write=False) as conn:
             return conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
 
     # -- display -------------------------------------------------------------
@@ -364,10 +399,14 @@ class PrivacyBudget:
         """The cap, the spend and every charge as plain Python values.
 
         Read in one transaction. Each charge has its ``id``, ``time`` (POSIX),
-        ``datetime`` (ISO 8601, local time with offset), ``label``, ``epsilon``
-        (alone, at the budget's δ), ``total_epsilon`` (composed up to it),
-        ``delta`` (its approximate-DP δ), ``mechanism`` and ``pid``. Floats
-        may be ``inf``.
+        ``datetime`` (ISO 8601, local time with offset), ``label``,
+        ``epsilon`` and ``delta`` (the charge alone is (``epsilon``,
+        ``delta``)-DP: ``delta`` is the budget's δ, or the charge's own δ when
+        its pure ε-DP bound is the tighter one, 0 for a pure ε-DP charge),
+        ``total_epsilon`` (all charges up to it composed, at the budget's δ),
+        ``approximate_delta`` (the δ part of an (ε, δ)-DP charge without an
+        RDP analysis, which adds up across charges; 0 for every other
+        charge), ``mechanism`` and ``pid``. Floats may be ``inf``.
 
         Examples
         --------
@@ -388,8 +427,9 @@ class PrivacyBudget:
                 "datetime": c.datetime.astimezone().isoformat(timespec="seconds"),
                 "label": c.label,
                 "epsilon": c.epsilon,
+                "delta": self._delta_alone(c.curve),
                 "total_epsilon": total,
-                "delta": c.curve.delta,
+                "approximate_delta": c.curve.delta,
                 "mechanism": c.curve.mechanism,
                 "pid": c.pid,
             }
@@ -411,7 +451,13 @@ class PrivacyBudget:
         Each line shows a charge's id, time, ε alone and the composed ε of all
         charges up to it, at the budget's δ; all read in one transaction.
         """
-        rows = self._rows()
+        try:
+            rows = self._rows()
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            return (
+                f"PrivacyBudget: cap ε={self.epsilon:g} at δ={self.delta:g}; ledger "
+                f"{self._unavailable(exc)}\nledger: {self.path}"
+            )
         eps, delta = self._spent(rows)
         head = (
             f"PrivacyBudget: cap ε={self.epsilon:g} at δ={self.delta:g}; "
@@ -423,7 +469,10 @@ class PrivacyBudget:
         return "\n".join(lines)
 
     def _repr_html_(self):
-        rows = self._rows()
+        try:
+            rows = self._rows()
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            return f"<div>{html.escape(repr(self))} ({html.escape(str(exc))})</div>"
         eps, delta = self._spent(rows)
         body = "".join(
             f"<tr><td>{cid}</td><td>{when}</td><td>{html.escape(label)}</td>"
@@ -438,13 +487,15 @@ class PrivacyBudget:
         )
 
     def __repr__(self):
-        total, n_charges = self._read_total()
-        eps, _ = self._spent_of(total, n_charges)
         where = "temporary" if self._temporary else repr(self.path)
-        return (
-            f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
-            f"spent={eps:.4g}, charges={n_charges}, ledger={where})"
-        )
+        head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
+        try:
+            total, n_charges = self._read_total()
+        except (OSError, ValueError, sqlite3.Error) as exc:
+            # Showing a budget (or a model that holds one) never fails.
+            return f"{head}ledger={where}, {self._unavailable(exc)})"
+        eps, _ = self._spent_of(total, n_charges)
+        return f"{head}spent={eps:.4g}, charges={n_charges}, ledger={where})"
 
     def plot(self, ax=None):
         """Plot the composed ε after each charge, with the cap as a line.
