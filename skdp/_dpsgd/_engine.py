@@ -161,7 +161,7 @@ def clipped_gradient_sum(network, loss, X, Y, clip_norm, out=None):
     around 1e155 or more overflows ``|a_i|^2``, and ``0 * inf`` is NaN when
     its output gradient is 0) is left out of the clipped sum: it contributes
     0, which is within ``clip_norm``, so the sensitivity holds and one row
-    cannot turn the whole sum into NaN (found in the session-2 privacy review).
+    cannot turn the whole sum into NaN (found in a privacy review).
     """
     if out is None:
         out = np.empty(network.n_params)

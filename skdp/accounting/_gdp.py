@@ -142,8 +142,8 @@ def _log_ndtr_ratio(b, width):
     The plain difference of two ``log_ndtr`` values loses about 1e-16·b²/2
     in absolute terms (and forming a = b + width then a − b loses more), which
     is large relative to the result, about width·|b|, when width is tiny: for
-    μ-GDP with μ = 1e-9 and ε = 1e-8 δ was off by 5e-7 relative (found in the
-    session-2 review). While the result is below 1/2 it is computed instead as
+    μ-GDP with μ = 1e-9 and ε = 1e-8 δ was off by 5e-7 relative (found in a
+    review). While the result is below 1/2 it is computed instead as
     the integral over [b, b + width] of d/dt log Φ(t) = φ(t)/Φ(t), a smooth
     function, by Gauss–Legendre quadrature with the exact width (16 nodes:
     exact to rounding on such short intervals).

@@ -22,7 +22,7 @@ def finite_output(compute):
     A DP transformer must map finite input to finite output: in a Pipeline
     the next step refuses inf, after this step has charged the budget, so one
     extreme but finite row (1e308 divided by a scale below 1) would otherwise
-    decide whether the fit fails (found in the session-2 privacy review). NaN
+    decide whether the fit fails (found in a privacy review). NaN
     stays NaN.
     """
     with np.errstate(over="ignore"):

@@ -1,6 +1,6 @@
 """Privacy review of what skdp reports: the ``skdp`` command line and accounting helpers.
 
-Regressions for confirmed defects, fixed in session 2 (each test failed before its fix):
+Regressions for confirmed defects (each test failed before its fix):
 
 1. ``skdp account --epochs E --sampling-rate Q`` counts ``ceil(E / Q)`` steps,
    while DP-SGD estimators fitted with ``max_iter=E`` run

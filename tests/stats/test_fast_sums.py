@@ -98,7 +98,7 @@ def test_nan_and_inf_anywhere_are_refused():
                     stats.sum(x, epsilon=1.0, bounds=(0, 1))
 
 
-# -- regressions from the session-2 privacy review ------------------------------
+# -- regressions from a privacy review -----------------------------------------
 # A first version summed the raw values and subtracted the parts past the bounds
 # (a value of 1e20 absorbed every other row, two of 1e308 gave NaN), and computed
 # the mean's Σ(x − c) as Σx − n·c for any bounds (with bounds [1e12, 1e12 + 1] one
