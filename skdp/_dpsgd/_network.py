@@ -136,8 +136,16 @@ class DenseNetwork:
     activation : {"relu", "tanh"}
         Activation of the hidden layers; the output layer is linear.
     rng : numpy.random.Generator
-        Draws the Glorot-uniform initial weights (Glorot & Bengio 2010, eq. 16);
-        biases start at zero.
+        Draws the initial parameters. A network with hidden layers starts as
+        PyTorch's ``nn.Linear`` does: every weight and bias uniform on
+        ±1/√fan_in (He et al. 2015's uniform rule with a = √5; PyTorch
+        ``reset_parameters``), so the initial outputs are small and every ReLU
+        unit starts active on part of the input. Under DP noise this trains
+        where Glorot weights with zero biases stayed at the majority class (a
+        455-row table with ``hidden_layer_sizes=(32,)``, measured against
+        Opacus's identical network). A linear model (no hidden layer) starts at
+        zero, as scikit-learn's ``SGDClassifier`` does: its loss is convex and
+        needs no symmetry breaking.
     """
 
     def __init__(self, layer_sizes, activation, rng, *, dtype=np.float64):
@@ -151,10 +159,11 @@ class DenseNetwork:
         self.params = np.zeros(self.n_params, dtype=dtype)
         self.weights, self.biases = self._views(self.params, shapes)
         self._shapes = shapes
-        for w in self.weights:
-            fan_in, fan_out = w.shape
-            bound = np.sqrt(6.0 / (fan_in + fan_out))
-            w[...] = rng.uniform(-bound, bound, size=w.shape)
+        if len(self.layer_sizes) > 2:
+            for w, b in zip(self.weights, self.biases):
+                bound = 1.0 / np.sqrt(w.shape[0])
+                w[...] = rng.uniform(-bound, bound, size=w.shape)
+                b[...] = rng.uniform(-bound, bound, size=b.shape)
         # mask of the weights (not the biases): L2 regularisation applies there
         self.weight_mask = np.zeros(self.n_params, dtype=bool)
         for w in self._views(self.weight_mask, shapes)[0]:

@@ -44,12 +44,6 @@ def _blobs(n=600, n_features=4, n_classes=2, seed=0):
 
 
 # -- scikit-learn conformance ---------------------------------------------------------------
-_PRIVATE_SCORE = (
-    "DP noise (sigma=0.5) on the ~150-300 rows of this check costs more accuracy than the check's "
-    "fixed threshold allows; the non-private instance passes it"
-)
-
-
 @parametrize_with_checks(
     [
         DPSGDClassifier(noise_multiplier=0.5, epsilon=None, random_state=0),
@@ -61,15 +55,7 @@ _PRIVATE_SCORE = (
                         random_state=0),
         DPSGDRegressor(noise_multiplier=0.5, epsilon=None, bounds_y=(-5, 5), random_state=0),
         DPSGDRegressor(epsilon=math.inf, max_iter=200, learning_rate=0.05, random_state=0),
-    ],
-    expected_failed_checks=lambda est: (
-        {
-            "check_classifiers_train": _PRIVATE_SCORE,
-            "check_regressors_train": _PRIVATE_SCORE,
-        }
-        if est.noise_multiplier is not None
-        else {}
-    ),
+    ]
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -116,3 +116,24 @@ def test_private_mlp_learns_and_regressor_runs():
     reg = DPSGDRegressor(hidden_layer_sizes=(16,), epsilon=2.0, bounds_y=(-1, 2),
                          random_state=0).fit(X, y.astype(float))
     assert reg.score(X, y) > 0.3
+
+
+# -- initialisation --------------------------------------------------------------------------
+def test_hidden_layers_start_as_pytorch_linear_layers():
+    # Every weight and bias uniform on ±1/sqrt(fan_in) (PyTorch nn.Linear): for
+    # 4,000 draws per layer the extremes lie within 0.2% of the bound and the
+    # mean within 4 standard errors of 0.
+    network = DenseNetwork((200, 20, 200), "relu", np.random.default_rng(0))
+    for w, b in zip(network.weights, network.biases):
+        bound = 1.0 / math.sqrt(w.shape[0])
+        for values in (w.ravel(), b):
+            assert np.all(np.abs(values) <= bound)
+        assert np.abs(w).max() > 0.998 * bound
+        se = bound / math.sqrt(3 * w.size)
+        assert abs(w.mean()) < 4 * se
+        assert np.any(b != 0)  # biases are drawn too, not zero
+
+
+def test_a_linear_model_starts_at_zero():
+    network = DenseNetwork((30, 3), "relu", np.random.default_rng(0))
+    assert np.all(network.params == 0)
