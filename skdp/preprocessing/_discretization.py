@@ -27,15 +27,26 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
       released by :mod:`skdp.stats`; ``epsilon`` is split evenly over the
       (k − 1) × n_features quantiles, and their composed curve is charged once.
       The outer edges are the public bounds. Noisy edges are sorted (which is
-      post-processing), and, as in scikit-learn, bins of width <= 1e-8 are
-      removed. These quantiles are not hardened against floating-point
-      attacks unless ``secure=True`` (see the parameter and
+      post-processing). These quantiles are not hardened against
+      floating-point attacks unless ``secure=True`` (see the parameter and
       :ref:`floating_point`).
+
+    **Every bin is kept**, unlike scikit-learn: its ``KBinsDiscretizer``
+    removes bins of width <= 1e-8 (edges that collide on tightly packed data)
+    with a warning. Here edges that collide leave empty bins, so the number
+    of bins ``n_bins_``, the shapes of ``bin_edges_``, the output columns
+    and ``get_feature_names_out`` depend on ``n_bins`` alone, never on the
+    data: removed bins (or the warning) would reveal how packed the private
+    values are, and in a pipeline the next step's cost, which depends on
+    its number of input columns, would no longer be the one computed
+    before the charge (what :class:`~skdp.model_selection.DPGridSearchCV`
+    probes). A value equal to repeated edges falls in the last bin they
+    bound.
 
     Values outside the bounds fall in the first or last bin. With
     ``epsilon=inf`` the result equals scikit-learn's (for ``"uniform"`` when
     the bounds are the data's minimum and maximum; for ``"quantile"`` with
-    the same ``quantile_method``).
+    the same ``quantile_method``), where scikit-learn removes no bin.
 
     Parameters
     ----------
@@ -63,7 +74,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         arithmetic only, as :func:`skdp.stats.quantile` with ``secure=True``
         does. **The cost:** edges are grid points (up to half a step,
         (upper − lower)/2046, of extra error; edges that land on the same
-        point merge their bins, which are then removed as width-0 bins);
+        point leave empty bins between them, which are kept);
         each mechanism runs at an effective ε' a hair below its share of
         ``epsilon`` (relative gap about 2^-22), which is what is charged; and
         the sampler runs in Python, one edge at a time (slower). Validated
@@ -74,8 +85,10 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     Attributes
     ----------
     bin_edges_ : ndarray of ndarray, shape (n_features,)
-        The edges of each feature's bins.
+        The edges of each feature's bins: ``n_bins_[j] + 1`` nondecreasing
+        values for feature j (repeated where private edges collide).
     n_bins_ : ndarray of int, shape (n_features,)
+        Equal to ``n_bins`` (every bin is kept).
     privacy_curve_, epsilon_spent_, delta_spent_
         What the fit charged.
     n_features_in_ : int
@@ -169,9 +182,9 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
                                           epsilon=eps_feature, delta=0.0,
                                           bounds=(lower[j], upper[j]), axis=0, rng=rng,
                                           secure=secure)
-                e = np.concatenate([[lower[j]], np.sort(inner.ravel()), [upper[j]]])
-                # Remove bins of width <= 1e-8, as scikit-learn does.
-                edges.append(e[np.ediff1d(e, to_begin=np.inf) > 1e-8])
+                # Colliding edges are kept (empty bins): the number of bins, so of
+                # output columns, must not depend on the data (see the docstring).
+                edges.append(np.concatenate([[lower[j]], np.sort(inner.ravel()), [upper[j]]]))
         self.bin_edges_ = np.empty(n_features, dtype=object)
         self.bin_edges_[:] = [np.asarray(e, dtype=np.float64) for e in edges]
         self.n_bins_ = np.array([len(e) - 1 for e in self.bin_edges_], dtype=int)
