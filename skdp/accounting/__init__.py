@@ -1,8 +1,11 @@
 """Privacy accounting: pure math, no data and no scikit-learn.
 
-RDP curves of mechanisms, composition, and conversion to (ε, δ)-DP.
+RDP curves of mechanisms, composition, and conversion to (ε, δ)-DP; privacy
+events and the accountants that compose them (RDP, and privacy loss
+distributions for the tightest (ε, δ)).
 """
 
+from ._accountants import PLDAccountant, RDPAccountant
 from ._analytic_gaussian import analytic_gaussian_sigma
 from ._basic import (
     approximate_dp_rdp,
@@ -15,6 +18,23 @@ from ._basic import (
 from ._calibration import calibrate_noise_multiplier, epsilon_for
 from ._conversions import rdp_to_delta, rdp_to_epsilon
 from ._curve import RDPCurve
+from ._events import (
+    ApproximateDPEvent,
+    ComposedEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
+    DPEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NonPrivateEvent,
+    PoissonSampledEvent,
+    PureDPEvent,
+    RandomizedResponseEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+    event_from_dict,
+)
 from ._gdp import (
     compose_gdp,
     dp_tradeoff,
@@ -26,6 +46,7 @@ from ._gdp import (
     poisson_subsampled_gaussian_clt_mu,
 )
 from ._orders import DEFAULT_ORDERS, check_orders
+from ._pld import PrivacyLossDistribution
 from ._selection import (
     Poisson,
     TruncatedNegativeBinomial,
@@ -41,7 +62,24 @@ from ._subsampled import (
 from ._zcdp import zcdp_to_delta, zcdp_to_epsilon
 
 __all__ = [
+    "ApproximateDPEvent",
+    "ComposedEvent",
     "DEFAULT_ORDERS",
+    "DPEvent",
+    "DiscreteGaussianEvent",
+    "DiscreteLaplaceEvent",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "NonPrivateEvent",
+    "PLDAccountant",
+    "PoissonSampledEvent",
+    "PrivacyLossDistribution",
+    "PureDPEvent",
+    "RDPAccountant",
+    "RandomizedResponseEvent",
+    "SampledWithoutReplacementEvent",
+    "SelfComposedEvent",
+    "ZCDPEvent",
     "Poisson",
     "RDPCurve",
     "TruncatedNegativeBinomial",
@@ -52,6 +90,7 @@ __all__ = [
     "compose_gdp",
     "dp_tradeoff",
     "epsilon_for",
+    "event_from_dict",
     "gaussian_mu",
     "gaussian_rdp",
     "gdp_to_delta",

@@ -1,0 +1,416 @@
+"""Accountants: compose privacy events and report (ε, δ).
+
+- :class:`PLDAccountant`: privacy loss distributions, the tightest (ε, δ)
+  (see :mod:`skdp.accounting._pld`).
+- :class:`RDPAccountant`: Rényi DP curves (:class:`~skdp.accounting.RDPCurve`),
+  for every event, including those without a PLD (ρ-zCDP).
+
+Both answer ``supports(event)`` and share one interface: ``compose(event,
+count=1)``, ``epsilon(delta)`` and ``delta(epsilon)``, so a ledger can use
+the PLD accountant when every charge has a PLD and the RDP one otherwise.
+"""
+
+import math
+
+from ._basic import (
+    approximate_dp_rdp,
+    gaussian_rdp,
+    laplace_rdp,
+    pure_dp_rdp,
+    randomized_response_rdp,
+    zcdp_rdp,
+)
+from ._conversions import _check_delta
+from ._curve import RDPCurve
+from ._events import (
+    ApproximateDPEvent,
+    ComposedEvent,
+    DiscreteGaussianEvent,
+    DiscreteLaplaceEvent,
+    DPEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NonPrivateEvent,
+    PoissonSampledEvent,
+    PureDPEvent,
+    RandomizedResponseEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+    _flatten,
+)
+from ._gdp import gdp_to_delta, gdp_to_epsilon
+from ._orders import check_orders
+from ._pld import compose_plds
+from . import _pld_mechanisms as _mech
+from ._subsampled import poisson_subsampled_gaussian_rdp, sampled_without_replacement_gaussian_rdp
+
+__all__ = ["PLDAccountant", "RDPAccountant"]
+
+
+def _check_epsilon(epsilon):
+    epsilon = float(epsilon)
+    if math.isnan(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be >= 0; got {epsilon!r}.")
+    return epsilon
+
+
+class _Accountant:
+    """What both accountants share: the list of composed events."""
+
+    def __init__(self):
+        self._leaves = {}  # leaf event -> count
+
+    def supports(self, event):
+        """True when this accountant can analyse ``event`` (and all its parts)."""
+        if not isinstance(event, DPEvent):
+            return False
+        return all(self._leaf_ok(leaf) for leaf, _ in _flatten(event))
+
+    def compose(self, event, count=1):
+        """Add ``count`` runs of ``event``; returns the accountant (so calls chain).
+
+        Raises ``ValueError`` (and adds nothing) if the event is not supported.
+        """
+        event = SelfComposedEvent(event, count) if count != 1 else event
+        if not self.supports(event):
+            raise ValueError(f"{type(self).__name__} does not support {event!r}.")
+        for leaf, c in _flatten(event):
+            self._leaves[leaf] = self._leaves.get(leaf, 0) + c
+        self._changed()
+        return self
+
+    @property
+    def event(self):
+        """Everything composed so far, as one :class:`~skdp.accounting.ComposedEvent`."""
+        return ComposedEvent(
+            tuple(leaf if c == 1 else SelfComposedEvent(leaf, c) for leaf, c in self._leaves.items())
+        )
+
+    def _changed(self):
+        pass
+
+    def __repr__(self):
+        return f"{type(self).__name__}({len(self._leaves)} mechanisms)"
+
+
+# --------------------------------------------------------------------------
+# PLD
+# --------------------------------------------------------------------------
+def _is_plain_gaussian(leaf):
+    """σ when ``leaf`` is the un-sampled Gaussian (or sampled with rate 1 by Poisson), else None."""
+    if isinstance(leaf, GaussianEvent):
+        return leaf.noise_multiplier
+    if (isinstance(leaf, PoissonSampledEvent) and leaf.sampling_rate == 1.0
+            and isinstance(leaf.event, GaussianEvent)):
+        return leaf.event.noise_multiplier
+    return None
+
+
+def _is_silent(leaf):
+    return isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)) and leaf.sampling_rate == 0.0
+
+
+def _finite_atoms(leaf):
+    """(losses, masses) of a mechanism whose PLD is finite, else None (for moments and lattices)."""
+    if isinstance(leaf, PureDPEvent):
+        leaf = RandomizedResponseEvent(leaf.epsilon, 2)
+    if isinstance(leaf, RandomizedResponseEvent):
+        e, k = leaf.epsilon, leaf.n_categories
+        norm = math.exp(e) + k - 1
+        return [e, -e, 0.0], [math.exp(e) / norm, 1 / norm, (k - 2) / norm]
+    if isinstance(leaf, ApproximateDPEvent):
+        p = (1 - leaf.delta) / (1 + math.exp(-leaf.epsilon))
+        return [leaf.epsilon, -leaf.epsilon], [p, 1 - leaf.delta - p]
+    return None
+
+
+def _lattice(leaf):
+    """A spacing g such that every loss of ``leaf`` is a multiple of g, or None."""
+    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent, ApproximateDPEvent)):
+        return leaf.epsilon if leaf.epsilon > 0 else None
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return 1.0 / leaf.scale  # losses a(Δ − 2x), a = 1/scale
+    return None
+
+
+def _loss_variance(leaf):
+    """An estimate of the variance of one run's privacy loss (only used to size the grid)."""
+    sigma = _is_plain_gaussian(leaf)
+    if sigma is not None:
+        return 1.0 / sigma**2
+    atoms = _finite_atoms(leaf)
+    if atoms is not None:
+        losses, masses = atoms
+        total = sum(masses)
+        mean = sum(l * m for l, m in zip(losses, masses)) / total
+        return max(sum((l - mean) ** 2 * m for l, m in zip(losses, masses)) / total, 1e-300)
+    if isinstance(leaf, LaplaceEvent):
+        return 1.0 / leaf.noise_multiplier**2
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return (leaf.sensitivity / leaf.scale) ** 2
+    if isinstance(leaf, DiscreteGaussianEvent):
+        return (leaf.sensitivity / leaf.sigma) ** 2
+    if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        mu = 1.0 / leaf.event.noise_multiplier
+        if isinstance(leaf, SampledWithoutReplacementEvent):
+            mu *= 2.0
+        q = leaf.sampling_rate
+        # q²(e^{μ²} − 1): the CLT variance of Bu, Dong, Long & Su 2020 (an estimate)
+        return min(mu * mu, q * q * math.expm1(min(mu * mu, 700.0)))
+    raise ValueError(f"no PLD for {leaf!r}.")  # pragma: no cover - supports() comes first
+
+
+def _leaf_plds(leaf, step, tail):
+    """(remove, add) PLDs of one run of ``leaf``; the same object twice when symmetric."""
+    if isinstance(leaf, GaussianEvent):
+        pld = _mech.gaussian_pld(leaf.noise_multiplier, step, tail)
+    elif isinstance(leaf, LaplaceEvent):
+        pld = _mech.laplace_pld(leaf.noise_multiplier, step, tail)
+    elif isinstance(leaf, RandomizedResponseEvent):
+        pld = _mech.randomized_response_pld(leaf.epsilon, leaf.n_categories, step)
+    elif isinstance(leaf, PureDPEvent):
+        pld = _mech.randomized_response_pld(leaf.epsilon, 2, step)
+    elif isinstance(leaf, ApproximateDPEvent):
+        pld = _mech.approximate_dp_pld(leaf.epsilon, leaf.delta, step)
+    elif isinstance(leaf, DiscreteLaplaceEvent):
+        pld = _mech.discrete_laplace_pld(leaf.scale, leaf.sensitivity, step)
+    elif isinstance(leaf, DiscreteGaussianEvent):
+        pld = _mech.discrete_gaussian_pld(leaf.sigma, leaf.sensitivity, step, tail)
+    elif isinstance(leaf, PoissonSampledEvent):
+        q, sigma = leaf.sampling_rate, leaf.event.noise_multiplier
+        if q == 1.0:
+            pld = _mech.gaussian_pld(sigma, step, tail)
+        else:
+            return (_mech.poisson_gaussian_remove_pld(q, sigma, step, tail),
+                    _mech.poisson_gaussian_add_pld(q, sigma, step, tail))
+    elif isinstance(leaf, SampledWithoutReplacementEvent):
+        pld = _mech.without_replacement_gaussian_pld(leaf.sampling_rate, leaf.event.noise_multiplier,
+                                                     step, tail)
+    else:  # pragma: no cover - supports() comes first
+        raise ValueError(f"no PLD for {leaf!r}.")
+    return pld, pld
+
+
+class PLDAccountant(_Accountant):
+    """The tightest (ε, δ) of a composition, from its privacy loss distribution.
+
+    Each mechanism's PLD is put on a grid pessimistically ("connect the
+    dots", Doroshenko et al. 2022) and the composition is one FFT per
+    mechanism (see :class:`~skdp.accounting.PrivacyLossDistribution`), so the
+    ε it reports is never below the exact one, and in practice within a
+    fraction of a percent of it. Under add/remove the Poisson-subsampled
+    Gaussian has different PLDs for adding and for removing a row: both
+    compositions are computed and the larger δ is taken (as dp-accounting
+    does); for the other mechanisms both are equal. A composition of plain
+    Gaussians alone is μ-GDP with μ = √(Σ 1/σ²) (Dong, Roth & Su 2022,
+    Cor. 3.3), which is exact and is used directly.
+
+    Parameters
+    ----------
+    value_discretization : float > 0, optional
+        The grid spacing of the losses. By default it is chosen from the
+        events: about 1/1000 of the composed loss's standard deviation, and at
+        most √0.003 times that of one run (so that rounding widens the
+        composed loss by well under 0.1%).
+    tail_bound : float in (0, 1e-3], default=1e-15
+        Probability mass left out of the grid at each end (it is added to δ).
+
+    Examples
+    --------
+    >>> from skdp.accounting import GaussianEvent, LaplaceEvent, PLDAccountant
+    >>> acc = PLDAccountant().compose(LaplaceEvent(10.0), count=20)
+    >>> round(acc.epsilon(1e-5), 3)
+    1.592
+    >>> acc.compose(GaussianEvent(8.0), count=40)
+    PLDAccountant(2 mechanisms)
+    >>> round(acc.epsilon(1e-5), 3)
+    3.882
+    """
+
+    def __init__(self, *, value_discretization=None, tail_bound=1e-15):
+        super().__init__()
+        if value_discretization is not None:
+            value_discretization = float(value_discretization)
+            if not (math.isfinite(value_discretization) and value_discretization > 0):
+                raise ValueError(f"value_discretization must be finite and > 0; got {value_discretization!r}.")
+        tail_bound = float(tail_bound)
+        if not 0 < tail_bound <= 1e-3:
+            raise ValueError(f"tail_bound must be in (0, 1e-3]; got {tail_bound!r}.")
+        self.value_discretization = value_discretization
+        self.tail_bound = tail_bound
+        self._cache = None
+
+    def _leaf_ok(self, leaf):
+        if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+            return isinstance(leaf.event, GaussianEvent)
+        return isinstance(leaf, (GaussianEvent, LaplaceEvent, RandomizedResponseEvent, PureDPEvent,
+                                 ApproximateDPEvent, DiscreteLaplaceEvent, DiscreteGaussianEvent,
+                                 NonPrivateEvent))
+
+    def _changed(self):
+        self._cache = None
+
+    def _active(self):
+        return [(leaf, c) for leaf, c in self._leaves.items() if c > 0 and not _is_silent(leaf)]
+
+    def _gdp_mu(self, active):
+        """μ when every active event is a plain Gaussian, else None."""
+        total = 0.0
+        for leaf, c in active:
+            sigma = _is_plain_gaussian(leaf)
+            if sigma is None:
+                return None
+            total += c / sigma**2
+        return math.sqrt(total)
+
+    def _step(self, active):
+        if self.value_discretization is not None:
+            return self.value_discretization
+        total = sum(c for _, c in active)
+        var = sum(c * _loss_variance(leaf) for leaf, c in active)
+        sd = math.sqrt(var)
+        step = sd / max(1000.0, math.sqrt(total / 0.003))
+        lattices = [_lattice(leaf) for leaf, _ in active]
+        if all(g is not None for g in lattices):
+            # put every atom on the grid: then the only error is floating point
+            g = min(lattices)
+            if all(abs(x / g - round(x / g)) <= 1e-9 * x / g for x in lattices):
+                step = g / math.ceil(g / step - 1e-9)
+        return step
+
+    def _composed(self):
+        """(remove, add) composed PLDs (the same object twice when every event is symmetric)."""
+        if self._cache is not None:
+            return self._cache
+        active = self._active()
+        step = self._step(active)
+        total = sum(c for _, c in active)
+        tail = self.tail_bound / max(total, 1)
+        while True:
+            removes, adds = [], []
+            for leaf, c in active:
+                r, a = _leaf_plds(leaf, step, tail)
+                removes.append((r, c))
+                adds.append((a, c))
+            try:
+                remove = compose_plds(removes, tail_bound=self.tail_bound)
+                symmetric = all(r is a for (r, _), (a, _) in zip(removes, adds))
+                add = remove if symmetric else compose_plds(adds, tail_bound=self.tail_bound)
+                break
+            except ValueError as exc:
+                if "grid of" not in str(exc) or self.value_discretization is not None:
+                    raise
+                step *= 2.0  # an extreme composition: coarser (still pessimistic) grid
+        self._cache = (remove, add)
+        return self._cache
+
+    def epsilon(self, delta):
+        """Smallest ε such that the composition is (ε, δ)-DP (``inf`` if none)."""
+        delta = _check_delta(delta)
+        active = self._active()
+        if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
+            return math.inf
+        if not active:
+            return 0.0
+        mu = self._gdp_mu(active)
+        if mu is not None:
+            return gdp_to_epsilon(mu, delta)
+        remove, add = self._composed()
+        return max(remove.epsilon(delta), add.epsilon(delta))
+
+    def delta(self, epsilon):
+        """Smallest δ such that the composition is (ε, δ)-DP."""
+        epsilon = _check_epsilon(epsilon)
+        active = self._active()
+        if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
+            return 1.0
+        if not active:
+            return 0.0
+        mu = self._gdp_mu(active)
+        if mu is not None:
+            return gdp_to_delta(mu, epsilon)
+        remove, add = self._composed()
+        return max(remove.delta(epsilon), add.delta(epsilon))
+
+    def privacy_loss_distributions(self):
+        """The composed PLDs: ``(remove, add)`` (one object twice when both are equal)."""
+        return self._composed()
+
+
+# --------------------------------------------------------------------------
+# RDP
+# --------------------------------------------------------------------------
+def _leaf_curve(leaf, orders):
+    if isinstance(leaf, GaussianEvent):
+        return gaussian_rdp(leaf.noise_multiplier, orders=orders)
+    if isinstance(leaf, LaplaceEvent):
+        return laplace_rdp(leaf.noise_multiplier, orders=orders)
+    if isinstance(leaf, RandomizedResponseEvent):
+        return randomized_response_rdp(leaf.epsilon, n_categories=leaf.n_categories, orders=orders)
+    if isinstance(leaf, PureDPEvent):
+        return pure_dp_rdp(leaf.epsilon, orders=orders)
+    if isinstance(leaf, ApproximateDPEvent):
+        if leaf.epsilon == 0:
+            raise ValueError("the RDP accountant needs epsilon > 0 for an ApproximateDPEvent.")
+        return approximate_dp_rdp(leaf.epsilon, leaf.delta, orders=orders)
+    if isinstance(leaf, ZCDPEvent):
+        return zcdp_rdp(leaf.rho, orders=orders)
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return pure_dp_rdp(leaf.sensitivity / leaf.scale, orders=orders)
+    if isinstance(leaf, DiscreteGaussianEvent):
+        # ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, Thm. 4), rounded up
+        rho = leaf.sensitivity**2 / (2.0 * leaf.sigma**2)
+        return zcdp_rdp(math.nextafter(rho, math.inf), orders=orders)
+    if isinstance(leaf, NonPrivateEvent):
+        return RDPCurve.non_private(orders)
+    if isinstance(leaf, PoissonSampledEvent):
+        return poisson_subsampled_gaussian_rdp(leaf.sampling_rate, leaf.event.noise_multiplier, orders=orders)
+    if isinstance(leaf, SampledWithoutReplacementEvent):
+        return sampled_without_replacement_gaussian_rdp(leaf.sampling_rate, leaf.event.noise_multiplier,
+                                                        orders=orders)
+    raise ValueError(f"no RDP curve for {leaf!r}.")  # pragma: no cover
+
+
+class RDPAccountant(_Accountant):
+    """(ε, δ) of a composition through Rényi DP: the curves of skdp's RDP functions, added up.
+
+    The same numbers as composing :class:`~skdp.accounting.RDPCurve` objects
+    (``gaussian_rdp``, ``poisson_subsampled_gaussian_rdp``, ...) by hand.
+
+    Examples
+    --------
+    >>> from skdp.accounting import GaussianEvent, PoissonSampledEvent, RDPAccountant
+    >>> acc = RDPAccountant().compose(PoissonSampledEvent(0.01, GaussianEvent(4.0)), count=10_000)
+    >>> round(acc.epsilon(1e-5), 4)
+    1.0355
+    """
+
+    def __init__(self, *, orders=None):
+        super().__init__()
+        self.orders = check_orders(orders)
+
+    def _leaf_ok(self, leaf):
+        if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+            return isinstance(leaf.event, GaussianEvent)
+        if isinstance(leaf, ApproximateDPEvent):
+            return leaf.epsilon > 0
+        return isinstance(leaf, (GaussianEvent, LaplaceEvent, RandomizedResponseEvent, PureDPEvent,
+                                 ZCDPEvent, DiscreteLaplaceEvent, DiscreteGaussianEvent, NonPrivateEvent))
+
+    @property
+    def curve(self):
+        """The composed :class:`~skdp.accounting.RDPCurve`."""
+        total = RDPCurve.zero(self.orders)
+        for leaf, c in self._leaves.items():
+            if c:
+                total = total + _leaf_curve(leaf, self.orders) * c
+        return total
+
+    def epsilon(self, delta):
+        """ε at ``delta`` of the composed curve (:meth:`RDPCurve.epsilon`)."""
+        return self.curve.epsilon(delta)
+
+    def delta(self, epsilon):
+        """δ at ``epsilon`` of the composed curve (:meth:`RDPCurve.delta_for`)."""
+        return self.curve.delta_for(_check_epsilon(epsilon))
