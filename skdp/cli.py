@@ -3,6 +3,7 @@
 ::
 
     skdp account   --noise-multiplier 4 --sampling-rate 0.01 --steps 10000 --delta 1e-5
+    skdp account   --noise-multiplier 4 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --accountant pld
     skdp calibrate --target-epsilon 1 --delta 1e-5 --sampling-rate 0.01 --epochs 100
     skdp budget show study.sqlite
 
@@ -20,6 +21,7 @@ from . import __version__
 from ._dpsgd import dpsgd_schedule
 from .accounting import (
     calibrate_noise_multiplier,
+    epsilon_for,
     poisson_subsampled_gaussian_rdp,
     sampled_without_replacement_gaussian_rdp,
 )
@@ -101,13 +103,27 @@ def _order_text(order):
     return f"{order:g}"
 
 
+def _epsilon_and_order(args, curve_of, name, sigma, steps):
+    """ε at --delta and the optimal Rényi order (NaN for the PLD accountant, which has none)."""
+    if args.accountant == "pld":
+        eps = epsilon_for(sigma, args.delta, sampling_rate=args.sampling_rate, steps=steps,
+                          sampling=name, accountant="pld")
+        return eps, math.nan
+    return curve_of(args.sampling_rate, sigma, steps).epsilon_and_order(args.delta)
+
+
+def _how(accountant, order):
+    if accountant == "pld":
+        return "privacy loss distribution accountant"
+    return f"optimal Renyi order {_order_text(order)}"
+
+
 def _account(args):
     name, curve_of = _SAMPLINGS[args.sampling]
     steps = _steps(args)
     if args.delta == 0:
         raise ValueError("--delta must be > 0: the Gaussian mechanism has no pure ε-DP guarantee.")
-    curve = curve_of(args.sampling_rate, args.noise_multiplier, steps)
-    eps, order = curve.epsilon_and_order(args.delta)
+    eps, order = _epsilon_and_order(args, curve_of, name, args.noise_multiplier, steps)
     result = {
         "epsilon": eps,
         "delta": args.delta,
@@ -116,11 +132,12 @@ def _account(args):
         "sampling_rate": args.sampling_rate,
         "steps": steps,
         "sampling": name,
+        "accountant": args.accountant,
     }
     if args.json:
         _print_json(result)
     else:
-        print(f"epsilon = {eps:.4f} at delta = {args.delta:g} (optimal Renyi order {_order_text(order)})")
+        print(f"epsilon = {eps:.4f} at delta = {args.delta:g} ({_how(args.accountant, order)})")
         print(
             f"noise multiplier {args.noise_multiplier:g}, sampling rate {args.sampling_rate:g} "
             f"({args.sampling}), {steps} steps"
@@ -136,8 +153,9 @@ def _calibrate(args):
         sampling_rate=args.sampling_rate,
         steps=steps,
         sampling=name,
+        accountant=args.accountant,
     )
-    eps, order = curve_of(args.sampling_rate, sigma, steps).epsilon_and_order(args.delta)
+    eps, order = _epsilon_and_order(args, curve_of, name, sigma, steps)
     result = {
         "noise_multiplier": sigma,
         "epsilon": eps,
@@ -147,6 +165,7 @@ def _calibrate(args):
         "sampling_rate": args.sampling_rate,
         "steps": steps,
         "sampling": name,
+        "accountant": args.accountant,
     }
     if args.json:
         _print_json(result)
@@ -154,7 +173,7 @@ def _calibrate(args):
         print(f"noise multiplier sigma = {sigma:.4f}")
         print(
             f"gives epsilon = {eps:.4f} <= {args.target_epsilon:g} at delta = {args.delta:g} "
-            f"(optimal Renyi order {_order_text(order)}) with sampling rate "
+            f"({_how(args.accountant, order)}) with sampling rate "
             f"{args.sampling_rate:g} ({args.sampling}), {steps} steps"
         )
 
@@ -191,6 +210,13 @@ def _add_sampling_arguments(parser):
         choices=sorted(_SAMPLINGS),
         default="poisson",
         help="how batches are drawn (default: poisson)",
+    )
+    parser.add_argument(
+        "--accountant",
+        choices=("rdp", "pld"),
+        default="rdp",
+        help="rdp: Renyi DP (default); pld: privacy loss distributions, the tighter epsilon "
+        "(never below the exact one)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
