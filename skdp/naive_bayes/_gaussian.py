@@ -9,7 +9,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..preprocessing._validation import check_bool
-from ..stats._core import _noise_scales, _noisy_frequencies, _var_curve, _var_release
+from ..stats._core import (
+    _noise_scales,
+    _noisy_frequencies,
+    _sums_delta,
+    _var_curve,
+    _var_release,
+)
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_classes
 
@@ -54,8 +60,9 @@ def _floor_variance(var, mean_y, h, count, *, epsilon, delta):
     only released values and public parameters: post-processing.
     """
     n_noisy = max(count, 1.0)  # the noisy count _var_release divided by
-    sigma0 = float(_noise_scales(epsilon, delta, 2 * h.size + 1, 1.0))
-    if delta == 0:
+    k = 2 * h.size + 1
+    sigma0 = float(_noise_scales(epsilon, delta, k, 1.0))
+    if _sums_delta(epsilon, delta, k) == 0:
         sigma0 *= math.sqrt(2.0)  # the std of a Laplace of scale b is √2·b
     noise_std = sigma0 * np.sqrt((h * h / 2.0) ** 2 + (2.0 * mean_y * h) ** 2
                                  + (mean_y**2 - var + h * h / 2.0) ** 2) / n_noisy

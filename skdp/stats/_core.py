@@ -49,13 +49,18 @@ Conventions shared by every statistic
 - **Noise and budget split.** A release made of ``k`` noisy sums (for example
   a count and ``d`` column sums for a mean) is calibrated as follows:
 
-  * ``delta == 0``: Laplace noise, ε/k on each sum, scale Δⱼ·k/ε
+  * Laplace noise, ε/k on each sum, scale Δⱼ·k/ε
     (Dwork et al. 2006, Prop. 1; composition Dwork & Roth 2014, Thm. 3.14);
     the curve is ``k * laplace_rdp(k/ε)`` (Mironov 2017, Prop. 6), pure ε-DP.
-  * ``delta > 0``: one Gaussian vector: noise std z·√k·Δⱼ on sum j, so the
-    sensitivity-normalised vector has L2 sensitivity √k and the curve is
-    ``gaussian_rdp(z)`` (Mironov 2017, Prop. 7), with z the smallest noise
+  * or, with ``delta > 0``, one Gaussian vector: noise std z·√k·Δⱼ on sum j,
+    so the sensitivity-normalised vector has L2 sensitivity √k and the curve
+    is ``gaussian_rdp(z)`` (Mironov 2017, Prop. 7), with z the smallest noise
     multiplier that reaches (ε, δ) (:func:`skdp.accounting.calibrate_noise_multiplier`).
+  * The Gaussian is used only where it adds less noise than the Laplace:
+    where z²·k < 2k²/ε², comparing the variances (z√kΔ)² and 2(Δk/ε)² of one
+    sum (:func:`_sums_delta`, from public parameters only). Otherwise a
+    ``delta > 0`` release is the Laplace one, pure ε-DP: a stronger
+    guarantee with less noise.
   * ``secure=True``: every sum is computed exactly in integers on a public
     grid of width 2^-e (a power of two about 1/1024 of the noise scale) and
     released with the exact discrete Laplace (ε/k-DP each, curve
@@ -227,6 +232,21 @@ def _check_n_outputs(n_outputs):
 # --------------------------------------------------------------------------
 # k noisy sums: the one primitive behind count, sum, mean, var, histograms
 # --------------------------------------------------------------------------
+def _sums_delta(epsilon, delta, k):
+    """The δ that ``k`` noisy sums at (ε, δ) use: δ for a Gaussian vector, 0 for Laplace.
+
+    The Gaussian (std z·√k·Δ per sum) is used only where its variance is
+    below that of the Laplace with ε/k per sum (2(Δk/ε)²), so ``delta > 0``
+    never adds more noise than ``delta = 0``. Every curve and every noise
+    draw of the k sums calls this with the same arguments, so the release
+    runs the mechanism that was charged.
+    """
+    if delta == 0 or epsilon == math.inf:
+        return delta
+    z = _noise_multiplier(epsilon, delta)
+    return delta if z * z < 2.0 * k / (epsilon * epsilon) else 0.0
+
+
 def _sums_curve(epsilon, delta, n_sums, *, secure=False):
     """Curve of ``n_sums`` noisy sums released together (see the module docstring)."""
     return _sums_curve_cached(float(epsilon), float(delta), _check_n_outputs(n_sums), bool(secure))
@@ -237,7 +257,7 @@ def _sums_curve_cached(epsilon, delta, k, secure):
     """:func:`_sums_curve` for checked arguments (cached: RDPCurve is immutable)."""
     if epsilon == math.inf:
         return RDPCurve.non_private()
-    if delta == 0:
+    if _sums_delta(epsilon, delta, k) == 0:
         if secure:  # discrete Laplace: ε/k-DP each (CKS20 Sec. 2), tightest pure-DP curve
             return k * pure_dp_rdp(epsilon / k)
         return k * laplace_rdp(k / epsilon)  # Mironov 2017, Prop. 6, λ = scale/Δ = k/ε
@@ -250,7 +270,7 @@ def _sums_curve_cached(epsilon, delta, k, secure):
 def _noise_scales(epsilon, delta, n_sums, sensitivities):
     """Per-sum noise scale: Laplace b = Δ·k/ε, or Gaussian std z·√k·Δ."""
     k = n_sums
-    if delta == 0:
+    if _sums_delta(epsilon, delta, k) == 0:
         return np.asarray(sensitivities, dtype=float) * (k / epsilon)
     z = _noise_multiplier(epsilon, delta)
     return np.asarray(sensitivities, dtype=float) * (z * math.sqrt(k))
@@ -318,7 +338,7 @@ def _noisy_sums(parts, *, epsilon, delta, rng, secure):
             total = values.totals
         else:
             total = np.sum(values, axis=0)
-        if delta == 0:
+        if _sums_delta(epsilon, delta, k) == 0:
             noise = rng.laplace(0.0, scales)
         else:
             noise = rng.normal(0.0, scales)
@@ -390,7 +410,7 @@ def _secure_sums(values, lower, upper, scales, sens, *, epsilon, delta, k, rng, 
         np.rint(ints, out=ints)
         totals = _int_sums(ints, max(int_sens))
     out = np.empty(len(totals))
-    if delta == 0:
+    if _sums_delta(epsilon, delta, k) == 0:
         for j, (total, s) in enumerate(zip(totals, int_sens)):
             # ε/k-DP for an integer query of sensitivity s: scale s·k/ε (CKS20 Sec. 2)
             scale = Fraction(s * k) / Fraction(epsilon)
@@ -699,7 +719,7 @@ def _noisy_counts(counts, *, epsilon, delta, rng, secure, n_outputs=1, sensitivi
     if epsilon == math.inf:
         return counts
     k = n_outputs
-    if delta == 0:
+    if _sums_delta(epsilon, delta, k) == 0:
         scale = sensitivity * k / epsilon  # Laplace, ε/k per sum (Dwork et al. 2006, Prop. 1)
         if secure:
             noise = sample_discrete_laplace(Fraction(sensitivity * k) / Fraction(epsilon),

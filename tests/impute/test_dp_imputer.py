@@ -115,11 +115,17 @@ def test_mean_noise_scale():
 
 
 def test_gaussian_mean_is_one_joint_release():
-    X = _data(d=3)
+    # 2d = 10 sums: the Gaussian adds less noise than the Laplace (z² < 2k/ε²).
     z = calibrate_noise_multiplier(0.9, 1e-5)
     est = DPSimpleImputer(bounds=B, epsilon=0.9, delta=1e-5)
-    fitted = assert_charges_once(est, X, expected_curve=gaussian_rdp(z), budget_epsilon=math.inf)
+    fitted = assert_charges_once(est, _data(d=5), expected_curve=gaussian_rdp(z),
+                                 budget_epsilon=math.inf)
     assert 0.89 < fitted.epsilon_spent_ <= 0.9 * (1 + 1e-9) and fitted.delta_spent_ == 1e-5
+    # 2d = 6 sums: the Laplace adds less, and δ > 0 changes nothing.
+    X = _data(d=3)
+    fitted = assert_charges_once(est, X, expected_curve=3 * _mean_curve(0.3, 0.0, 1),
+                                 budget_epsilon=math.inf)
+    assert fitted.privacy_curve_.epsilon(0.0) == pytest.approx(0.9, rel=1e-9)  # pure ε-DP
     # Other strategies stay pure ε-DP with delta > 0 (the same curve as delta = 0).
     med = DPSimpleImputer(bounds=B, strategy="median", epsilon=0.9, delta=1e-5)
     assert_charges_once(med, X, expected_curve=3 * _quantile_curve(0.3, 0.0, 1),

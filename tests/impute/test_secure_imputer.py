@@ -73,14 +73,15 @@ def test_charges_the_stats_secure_curve_once(strategy):
 
 
 def test_joint_gaussian_mean_charges_the_discrete_gaussian_curve():
-    X = _data()
+    X = np.hstack([_data(), _data(seed=1), _data(seed=2)])  # 2d = 12 sums: the Gaussian adds less
     z = calibrate_noise_multiplier(0.9, 1e-5)
     # 2d sums, each normalised by its noise std z·√(2d)·Δⱼ: L2 sensitivity 1/z, so
     # 1/(2z²)-zCDP (Canonne, Kamath & Steinke 2020, Thm. 4), not the float Gaussian curve.
-    est = DPSimpleImputer(bounds=BOUNDS, epsilon=0.9, delta=1e-5, secure=True)
+    bounds = (np.tile(LOWER, 3), np.tile(UPPER, 3))
+    est = DPSimpleImputer(bounds=bounds, epsilon=0.9, delta=1e-5, secure=True)
     assert_charges_once(est, X, expected_curve=zcdp_rdp(1 / (2 * z * z)),
                         budget_epsilon=math.inf)
-    assert_same_curve(zcdp_rdp(1 / (2 * z * z)), _core._sums_curve(0.9, 1e-5, 4, secure=True))
+    assert_same_curve(zcdp_rdp(1 / (2 * z * z)), _core._sums_curve(0.9, 1e-5, 12, secure=True))
 
 
 def test_constant_reads_nothing_with_secure():

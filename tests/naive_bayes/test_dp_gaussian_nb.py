@@ -70,10 +70,14 @@ def test_charges_once_with_its_curve():
     fitted = assert_charges_once(est, X, y, expected_curve=curve)
     assert fitted.epsilon_spent_ == pytest.approx(0.8, rel=1e-9)
     assert fitted.delta_spent_ == 0.0
-    # δ > 0: one Gaussian vector per class, z = calibrate_noise_multiplier(0.8, 1e-5).
-    gauss = est.set_params(delta=1e-5)
+    # δ > 0 with 7 sums: the Laplace adds less noise (z² ≥ 2k/ε²), so the same pure curve.
+    fitted = assert_charges_once(est.set_params(delta=1e-5), X, y, expected_curve=curve)
+    assert fitted.privacy_curve_.epsilon(0.0) == pytest.approx(0.8, rel=1e-9)  # pure ε-DP
+    # δ > 0 with 2d + 1 = 11 sums: one Gaussian vector per class,
+    # z = calibrate_noise_multiplier(0.8, 1e-5).
+    X, y = _data(d=5)
     z = calibrate_noise_multiplier(0.8, 1e-5)
-    fitted = assert_charges_once(gauss, X, y, expected_curve=gaussian_rdp(z))
+    fitted = assert_charges_once(est, X, y, expected_curve=gaussian_rdp(z))
     assert fitted.epsilon_spent_ <= 0.8 * (1 + 1e-9) and fitted.epsilon_spent_ > 0.79
     assert fitted.delta_spent_ == 1e-5
     assert math.isinf(fitted.privacy_curve_.epsilon(0.0))  # approximate, not pure, DP
@@ -173,16 +177,19 @@ def test_variances_are_floored_at_their_noise_level():
         assert clf.var_[0, 0] <= 1.0 + clf.epsilon_
 
 
-@pytest.mark.parametrize("delta", [0.0, 1e-5])
-def test_variance_floor_is_the_delta_method_std(delta):
+@pytest.mark.parametrize("delta, gaussian", [(0.0, False), (1e-5, False), (1e-2, True)])
+def test_variance_floor_is_the_delta_method_std(delta, gaussian):
     # v = S₂/ñ + h²/2 − (S₁/ñ)²: its first-order noise std from the three sums' noise stds
     # σ₀ (count), σ₀·h (Σy) and σ₀·h²/2 (Σ(y² − h²/2)), computed here by hand.
     h = np.array([0.5, 2.0, 1.0])
     mean_y = np.array([-0.5, 0.3, 0.0])
     var = np.array([0.0, 0.01, 0.9])
     count, eps, k = 400.0, 2.0, 7
-    sigma0 = math.sqrt(2) * k / eps if delta == 0 else (
-        calibrate_noise_multiplier(eps, delta) * math.sqrt(k))
+    # The noise of the 7 sums: Laplace (std √2·k/ε) unless the Gaussian adds less
+    # (z² < 2k/ε²: at ε = 2 with δ = 1e-2, not with δ = 1e-5).
+    z = calibrate_noise_multiplier(eps, delta) if delta else math.inf
+    assert (z * z < 2 * k / eps**2) == gaussian
+    sigma0 = z * math.sqrt(k) if gaussian else math.sqrt(2) * k / eps
     s = np.array([sigma0 * math.sqrt((hj**2 / 2) ** 2 + (2 * m * hj) ** 2
                                      + (m**2 - v + hj**2 / 2) ** 2) / count
                   for hj, m, v in zip(h, mean_y, var)])
@@ -195,12 +202,12 @@ def test_variance_floor_is_the_delta_method_std(delta):
 def test_secure_charges_the_stats_secure_curve_once(delta):
     # secure=True charges what skdp.stats.var(secure=True) charges for d columns: discrete
     # Laplace (k·pure_dp_rdp(ε/k)) or discrete Gaussian (zCDP) curve, once per fit.
-    X, y = _data(n=300, d=3)
+    X, y = _data(n=300, d=5)  # 11 sums: with δ > 0 the Gaussian adds less noise
     stats_budget = PrivacyBudget(1e6, 1e-5)
     stats.var(X, axis=0, epsilon=0.7, delta=delta, bounds=B, secure=True,
               budget=stats_budget, random_state=0)
     expected = stats_budget.ledger[0].curve
-    assert_same_curve(expected, _var_curve(0.7, delta, 3, secure=True))
+    assert_same_curve(expected, _var_curve(0.7, delta, 5, secure=True))
     est = DPGaussianNB(bounds=B, epsilon=0.7, delta=delta, classes=[0, 1, 2], secure=True,
                        random_state=0)
     fitted = assert_charges_once(est, X, y, expected_curve=expected)

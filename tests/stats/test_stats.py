@@ -62,13 +62,32 @@ def test_curves_by_hand():
     assert _core._mean_curve(1.0, 0.0, 3) == 4 * laplace_rdp(4.0)
     assert _core._var_curve(1.0, 0.0, 1) == 3 * laplace_rdp(3.0)
     z = calibrate_noise_multiplier(1.0, 1e-5)
-    assert _core._mean_curve(1.0, 1e-5, 3) == gaussian_rdp(z)
+    # δ > 0: one Gaussian vector where it adds less noise than the Laplace
+    # (z² < 2k/ε², z = 4.05 here: from k = 9 sums on), else the Laplace.
+    assert _core._mean_curve(1.0, 1e-5, 8) == gaussian_rdp(z)
+    assert _core._mean_curve(1.0, 1e-5, 3) == 4 * laplace_rdp(4.0)
     assert _core._histogram_curve(0.5, 0.0) == laplace_rdp(2.0)
     assert _core._quantile_curve(1.0, 0.0, 2, n_quantiles=2) == 4 * exponential_mechanism_rdp(0.25)
     assert _core._mean_curve(math.inf, 0.0, 1) == RDPCurve.non_private()
     # The composed curves give back the ε that was asked for.
     assert _core._mean_curve(1.0, 0.0, 3).epsilon(0.0) == pytest.approx(1.0)
-    assert _core._mean_curve(1.0, 1e-5, 3).epsilon(1e-5) <= 1.0
+    assert _core._mean_curve(1.0, 1e-5, 8).epsilon(1e-5) <= 1.0
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 1e-2])
+def test_delta_buys_a_gaussian_only_where_it_adds_less_noise(epsilon, delta):
+    # Per-sum noise variance of k sums: Laplace 2(k/ε)², Gaussian (z√k)²; the
+    # release takes the smaller, and its curve and noise scale say the same.
+    z = calibrate_noise_multiplier(epsilon, delta)
+    for k in [1, 2, 5, 10, 50, 500]:
+        laplace_var, gauss_var = 2 * (k / epsilon) ** 2, z * z * k
+        scale = float(_core._noise_scales(epsilon, delta, k, 1.0))
+        curve = _core._sums_curve(epsilon, delta, k)
+        if gauss_var < laplace_var:
+            assert (scale, curve) == (pytest.approx(z * math.sqrt(k)), gaussian_rdp(z))
+        else:
+            assert (scale, curve) == (pytest.approx(k / epsilon), k * laplace_rdp(k / epsilon))
 
 
 def test_noise_scale_by_hand():
