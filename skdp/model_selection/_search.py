@@ -15,7 +15,14 @@ import warnings
 
 import numpy as np
 from scipy.sparse import issparse
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone, is_classifier
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    TransformerMixin,
+    clone,
+    is_classifier,
+)
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
@@ -124,7 +131,12 @@ def _set_nested(estimator, name, value_for):
 
 
 # -- which steps may appear in a searched candidate ---------------------------------
-def _check_private_steps(estimator, where="estimator"):
+def _is_private(estimator):
+    """Whether ``estimator`` is an skdp estimator (it charges its own curve)."""
+    return isinstance(estimator, DPEstimatorMixin) or hasattr(estimator, "_charge_budget")
+
+
+def _check_private_steps(estimator, where="estimator", after_private=False):
     """Refuse a candidate with a step that learns from the data without privacy.
 
     Allowed: skdp estimators (they charge their own curve), ``None``,
@@ -138,16 +150,28 @@ def _check_private_steps(estimator, where="estimator"):
     other callable may read the data). Anything else (a
     ``StandardScaler``, ``OneHotEncoder(categories="auto")``, ...) would
     release exact statistics of the data in the searched model.
+
+    Also refused: a step that may refuse a value, behind a private step
+    (``after_private``): a ``OneHotEncoder`` with ``handle_unknown="error"``,
+    or a ``FunctionTransformer`` with a ``func``. Such a step sees the private
+    step's output, which exists only after the search's charge, so whether it
+    fails cannot be checked before the charge (:func:`_check_values` checks
+    every other step on the real input).
+
+    Returns whether ``estimator`` holds a private step.
     """
     if estimator is None or (isinstance(estimator, str) and estimator in ("passthrough", "drop")):
-        return
-    if isinstance(estimator, DPEstimatorMixin) or hasattr(estimator, "_charge_budget"):
-        return
+        return False
+    if _is_private(estimator):
+        return True
     if isinstance(estimator, Pipeline):
+        private = False
         for name, step in estimator.steps:
-            _check_private_steps(step, f"{where} step {name!r}")
-        return
+            private |= _check_private_steps(step, f"{where} step {name!r}",
+                                            after_private or private)
+        return private
     if isinstance(estimator, ColumnTransformer):
+        private = False
         for name, step, columns in estimator.transformers:
             if callable(columns) and not isinstance(columns, make_column_selector):
                 raise ValueError(
@@ -155,9 +179,10 @@ def _check_private_steps(estimator, where="estimator"):
                     "may read the data; the columns it picks are released in the searched "
                     "model. Pass column names or indices, or make_column_selector (it reads "
                     "only dtypes and names).")
-            _check_private_steps(step, f"{where} transformer {name!r}")
-        _check_private_steps(estimator.remainder, f"{where} remainder")
-        return
+            private |= _check_private_steps(step, f"{where} transformer {name!r}",
+                                            after_private)
+        return _check_private_steps(estimator.remainder, f"{where} remainder",
+                                    after_private) or private
     if isinstance(estimator, FunctionTransformer):
         if estimator.check_inverse and estimator.func is not None and (
                 estimator.inverse_func is not None):
@@ -165,7 +190,13 @@ def _check_private_steps(estimator, where="estimator"):
                 f"{where} (FunctionTransformer) has check_inverse=True: its fit compares "
                 "func and inverse_func on the data and warns on the result. Pass "
                 "check_inverse=False inside a private search.")
-        return
+        if after_private and estimator.func is not None:
+            raise ValueError(
+                f"{where} is a FunctionTransformer behind a private step: its func sees "
+                "that step's output, which exists only after the search's charge, so an "
+                "error it raises on a value could not be found before the charge. Apply "
+                "it to the input, before the private steps.")
+        return False
     if isinstance(estimator, OneHotEncoder):
         if isinstance(estimator.categories, str):
             raise ValueError(
@@ -175,7 +206,13 @@ def _check_private_steps(estimator, where="estimator"):
             raise ValueError(
                 f"{where} is a OneHotEncoder with min_frequency or max_categories: it counts "
                 "categories in the data without privacy.")
-        return
+        if after_private and estimator.handle_unknown == "error":
+            raise ValueError(
+                f"{where} is a OneHotEncoder with handle_unknown='error' behind a private "
+                "step: whether that step's output holds an unknown category is known only "
+                "after the search's charge. Pass handle_unknown='ignore', or encode the "
+                "input before the private steps.")
+        return False
     raise ValueError(
         f"{where} ({type(estimator).__name__}) learns from the data without privacy: its "
         "fitted state would be released in the searched model. Inside a private search, "
@@ -290,6 +327,102 @@ def _train_curve(estimator, params, X_like, y_like, n):
     return recorder.total()
 
 
+# -- checking the real input before the charge ----------------------------------------
+class _ValidateOnly(TransformerMixin, BaseEstimator):
+    """A private step's stand-in in :func:`_check_values`: validate, then output placeholders.
+
+    ``fit_transform`` runs ``step``'s own ``fit`` on the real input and stops
+    it at its charge (an skdp fit validates the input, then charges, before it
+    reads any value), so the step refuses here whatever it would refuse in a
+    run. Its output, which exists only after a charge, is replaced by that of
+    ``step`` fitted on placeholders, as :func:`_probe` fits it.
+    """
+
+    def __init__(self, step=None):
+        self.step = step
+
+    def fit(self, X, y=None):
+        self.fit_transform(X, y)
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        checker, recorder = clone(self.step), _CurveRecorder()
+        recorder.stop = True
+        _set_nested(checker, "budget", lambda: recorder)
+        try:
+            checker.fit(X, y)
+        except _ProbeStop:
+            pass
+        self.proxy_ = clone(self.step)
+        _set_nested(self.proxy_, "budget", _CurveRecorder)
+        out = self.proxy_.fit_transform(_placeholder_X(X, _n_samples(X)), y)
+        _set_nested(self.proxy_, "budget", lambda: None)  # recorders never leave the process
+        return out
+
+    def transform(self, X):
+        return self.proxy_.transform(_placeholder_X(X, _n_samples(X)))
+
+    def get_feature_names_out(self, input_features=None):
+        return self.proxy_.get_feature_names_out(input_features)
+
+
+def _value_checker(estimator, final):
+    """A copy of ``estimator`` for :func:`_check_values`.
+
+    Every private step but the ``final`` estimator becomes a
+    :class:`_ValidateOnly` (with no budget: it sets its own recorders); the
+    final estimator's budget stops its fit at the charge; public steps are
+    plain copies (their own ``handle_unknown``, not the probe's).
+    """
+    if estimator is None or isinstance(estimator, str):
+        return estimator
+    if isinstance(estimator, Pipeline):
+        last = len(estimator.steps) - 1
+        return clone(estimator).set_params(steps=[
+            (name, _value_checker(step, final and i == last))
+            for i, (name, step) in enumerate(estimator.steps)])
+    if isinstance(estimator, ColumnTransformer):
+        return clone(estimator).set_params(
+            transformers=[(name, _value_checker(step, False), columns)
+                          for name, step, columns in estimator.transformers],
+            remainder=_value_checker(estimator.remainder, False))
+    copy = clone(estimator)
+    if not _is_private(estimator):
+        return copy
+    if final:
+        recorder = _CurveRecorder()
+        recorder.stop = True
+        _set_nested(copy, "budget", lambda: recorder)
+        return copy
+    _set_nested(copy, "budget", lambda: None)
+    return _ValidateOnly(copy)
+
+
+def _check_values(candidate, X, y, labels):
+    """Let every step of ``candidate`` refuse, before the charge, what it would refuse in a run.
+
+    A run fits the candidate on a part of (X, y) after the search's charge; a
+    value that one of its steps refuses (a category outside an encoder's
+    public ``categories``, a string where a step converts to float, NaN where
+    a step refuses it, a label outside ``classes``) would then fail the run,
+    and the failure would depend on a row. So each step validates the real
+    input here, where a refusal costs nothing: public steps (which learn
+    nothing) fit on it, private steps run their own validation and stop at
+    their charge (:class:`_ValidateOnly`), the final estimator stops at its
+    charge. Behind a private step the input exists only after a charge:
+    steps there that may refuse a value are refused by
+    :func:`_check_private_steps`. Every check is row by row, so what passes
+    on all rows passes on the training and validation parts.
+    """
+    checker = _value_checker(candidate, final=True)
+    if labels is not None:
+        _fill_missing(checker, "classes", labels)
+    try:
+        checker.fit(X, y)
+    except _ProbeStop:
+        pass
+
+
 def _curve_max(curves):
     """The order-wise maximum of curves: a bound for a run whose candidate is drawn at random.
 
@@ -336,7 +469,8 @@ def _check_finite_input(estimator, X, y):
 
     Only finiteness is read. NaN is let through when the estimator's first step
     accepts it (``allow_nan`` tag, e.g. :class:`~skdp.impute.DPSimpleImputer`);
-    inf never is. Object columns (categories) are left to the candidates' encoders.
+    inf never is. Object columns, and NaN reaching a later step, are checked
+    by every step itself in :func:`_check_values`.
     """
     allow_nan = _accepts_nan(estimator)
     parts = [("X", X), ("y", y)]
@@ -601,6 +735,9 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         for p in candidates:
             _check_public_labels(clone(self.estimator).set_params(**p), y)
         labels = _label_set([clone(self.estimator).set_params(**p) for p in candidates], y)
+        with _quiet():  # a run's warnings are not shown either
+            for p in candidates:
+                _check_values(clone(self.estimator).set_params(**p), X, y, labels)
         # A data-independent split: each row is a validation row with
         # probability validation_fraction, shared by all runs.
         is_val = rng.random(n) < self.validation_fraction
@@ -623,6 +760,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         # The noisy size of the validation part, released once to turn the
         # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
         total = total + score_curve
+        refit_curve = None
         if self.refit:
             with _quiet():
                 refit_curve = _curve_max([_train_curve(self.estimator, p, X, y, n)
@@ -650,6 +788,30 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             self.cv_results_ = {"params": [], "mean_test_score": np.array([]),
                                 "rank_test_score": np.array([], dtype=np.int32)}
             return self
+        # Whatever a run could refuse was refused above; an error raised anyway
+        # (a bug, or a step failing on a part of the data though not on all of
+        # it) must not show or depend on a row, so it is replaced by one
+        # generic error, raised outside the handler (no chain, no context).
+        try:
+            self._select(X, y, rng, candidates, n_runs, train_idx, val_idx, train_curves,
+                         refit_curve, labels)
+        except Exception:
+            pass
+        else:
+            return self
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")
+                     and k not in ("privacy_curve_", "epsilon_spent_", "delta_spent_")]:
+            delattr(self, name)
+        raise RuntimeError(
+            f"A run of {type(self).__name__} failed after the budget was charged; the charge "
+            "is kept and nothing is released. The error is not shown: it could reveal a "
+            "value of the data. Fit one candidate alone on public or made-up rows of the "
+            "same schema to see it.")
+
+    def _select(self, X, y, rng, candidates, n_runs, train_idx, val_idx, train_curves,
+                refit_curve, labels):
+        """Step (4) of ``fit`` with K >= 1: the runs, the choice of the best, the refit."""
+        self.candidates_ = [dict(p) for p in candidates]
         y_arr = np.asarray(y)
         X_train, y_train = _take(X, train_idx), y_arr[train_idx]
         X_val, y_val = _take(X, val_idx), y_arr[val_idx]
@@ -689,7 +851,6 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             self.n_features_in_ = self.best_estimator_.n_features_in_
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
-        return self
 
     def _search_label(self, n_candidates, distribution):
         return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} candidates, "
@@ -767,17 +928,28 @@ _PRIVACY_DOC = """
     :func:`skdp.datasets.adult_preprocessor` is allowed). Anything else, such
     as scikit-learn's ``StandardScaler``, would put exact statistics of the
     data in the released model: ``fit`` refuses it with a ``ValueError``
-    before charging.
+    before charging. Behind an skdp step, whose output exists only after the
+    charge, a step that may refuse a value is refused too: a
+    ``OneHotEncoder`` with ``handle_unknown="error"`` (pass ``"ignore"``) or
+    a ``FunctionTransformer`` with a ``func`` (apply it to the input, before
+    the skdp steps).
 
     **Order of work.** ``fit`` validates the parameters, the candidates'
-    steps and the shapes; it then finds each candidate's curve by fitting it
-    on *placeholders* (zeros, or missing values in non-numeric columns, with
+    steps and the shapes. It then lets every step of every candidate refuse
+    the real input as it would in a run: public steps fit on it (so a value
+    outside an encoder's ``categories`` is refused), skdp steps run their own
+    validation and stop at their charge (so a string where a number is
+    needed, or NaN where it is refused, is refused), and labels are checked
+    against ``classes``. It finds each candidate's curve by fitting it on
+    *placeholders* (zeros, or missing values in non-numeric columns, with
     the shapes, dtypes and column names of the data, and labels cycling
     through ``classes`` or the label set of ``y``), stopping each final
     estimator at its charge; it charges the budget once; only then does it
-    read the data. A refused search reads no value of ``X``. Inputs that a
-    candidate rejects by value (for example NaN) are found by the
-    candidate's own validation, after the charge, which is then kept.
+    compute anything from the data. Bad input is refused before the charge
+    and costs nothing. If a run fails after the charge all the same, ``fit``
+    raises a ``RuntimeError`` that says so, without the run's error (which
+    could show a value of the data); the charge is kept, nothing is
+    released.
 
     By contrast, scikit-learn's ``GridSearchCV`` over skdp estimators charges
     every fit, but its validation scores and its choice of the best candidate

@@ -227,24 +227,26 @@ class Spy(DPEstimatorMixin, TransformerMixin, BaseEstimator):
 
 
 class Guarded:
-    """An X whose shape and dtype are public and whose values may be read once.
+    """An X whose shape and dtype are public and whose values may be read by validation only.
 
-    The one read allowed is validation's finiteness check (bad input must be
-    refused before the charge); any other read raises.
+    The reads allowed are validation's (bad input must be refused before the
+    charge): the search's finiteness check, and each candidate's own input
+    validation (one read per candidate here: the public step passes X on, the
+    final estimator validates it and stops at its charge). Any other read raises.
     """
 
     shape, dtype = (600, 2), np.dtype(float)
 
-    def __init__(self):
-        self.reads = 0
+    def __init__(self, allowed_reads):
+        self.reads, self.allowed_reads = 0, allowed_reads
 
     def __len__(self):
         return self.shape[0]
 
     def __array__(self, *args, **kwargs):
         self.reads += 1
-        if self.reads > 1:
-            raise AssertionError("a value of X was read beyond the finiteness check")
+        if self.reads > self.allowed_reads:
+            raise AssertionError("a value of X was read beyond validation")
         return np.ones(self.shape)
 
     def __getitem__(self, index):
@@ -266,12 +268,13 @@ def test_refused_search_reads_no_value():
     assert FITS_PAST_THE_CHARGE == []
     # The same with an X whose values cannot be read at all, through a public step.
     pipe = Pipeline([("f", FunctionTransformer()), ("clf", Centroids())])
-    guarded = Guarded()
+    guarded = Guarded(allowed_reads=3)
     with pytest.warns(Warning), pytest.raises(BudgetExceededError):
-        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0]}, budget=budget,
+        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, budget=budget,
                        random_state=0).fit(guarded, y)
     assert len(budget) == 0
-    assert guarded.reads == 1  # the finiteness check, and nothing else
+    assert guarded.reads == 3  # the finiteness check and two candidates' validation, no more
+    assert FITS_PAST_THE_CHARGE == []
 
 
 def test_pipeline_probe_on_placeholders_charges_the_real_curve():
