@@ -41,11 +41,14 @@ from ._events import (
 )
 from ._gdp import gdp_to_delta, gdp_to_epsilon
 from ._orders import check_orders
-from ._pld import compose_plds
+from ._pld import chernoff_window, compose_plds
 from . import _pld_mechanisms as _mech
 from ._subsampled import poisson_subsampled_gaussian_rdp, sampled_without_replacement_gaussian_rdp
 
 __all__ = ["PLDAccountant", "RDPAccountant"]
+
+# Largest grid (cells) the default discretisation aims for, per PLD.
+_MAX_CELLS = 1 << 19
 
 
 def _check_epsilon(epsilon):
@@ -161,6 +164,27 @@ def _loss_variance(leaf):
     raise ValueError(f"no PLD for {leaf!r}.")  # pragma: no cover - supports() comes first
 
 
+def _loss_span(leaf, tail):
+    """About how wide one run's privacy loss is on the grid (before truncation at ``tail``)."""
+    z = _mech._z(tail)
+    sigma = _is_plain_gaussian(leaf)
+    if sigma is not None:
+        return 2.0 * z / sigma
+    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent, ApproximateDPEvent)):
+        return 2.0 * leaf.epsilon
+    if isinstance(leaf, LaplaceEvent):
+        return 2.0 / leaf.noise_multiplier
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return 2.0 * leaf.sensitivity / leaf.scale
+    if isinstance(leaf, DiscreteGaussianEvent):
+        return 2.4 * z * leaf.sensitivity / leaf.sigma
+    if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
+        mu = (2.0 if isinstance(leaf, SampledWithoutReplacementEvent) else 1.0) / leaf.event.noise_multiplier
+        q = leaf.sampling_rate
+        return float(_mech._subsampled_loss(mu + z, q, mu) - _mech._subsampled_loss(-z, q, mu))
+    return 0.0
+
+
 def _leaf_plds(leaf, step, tail):
     """(remove, add) PLDs of one run of ``leaf``; the same object twice when symmetric."""
     if isinstance(leaf, GaussianEvent):
@@ -210,9 +234,9 @@ class PLDAccountant(_Accountant):
     ----------
     value_discretization : float > 0, optional
         The grid spacing of the losses. By default it is chosen from the
-        events: about 1/1000 of the composed loss's standard deviation, and at
-        most √0.003 times that of one run (so that rounding widens the
-        composed loss by well under 0.1%).
+        events: at most 1/1000 of the composed loss's standard deviation and
+        √0.003 times that of one run (so that rounding widens the composed
+        loss by about 0.05% of its variance), with at most about 2¹⁹ cells.
     tail_bound : float in (0, 1e-3], default=1e-15
         Probability mass left out of the grid at each end (it is added to δ).
 
@@ -264,13 +288,33 @@ class PLDAccountant(_Accountant):
             total += c / sigma**2
         return math.sqrt(total)
 
-    def _step(self, active):
+    def _one_run_tail(self, active):
+        """Mass each run may leave beyond its grid: ``tail_bound`` over the number of runs."""
+        return self.tail_bound / max(sum(c for _, c in active), 1)
+
+    def _grid_step(self, active, tail):
+        """The grid spacing h for these events (``value_discretization`` if given).
+
+        Two limits: h <= √0.003 · (the standard deviation of one run's loss),
+        so that connect-the-dots widens the composed loss by about
+        count·h²/6 <= 0.05% of its variance, and h <= (composed standard
+        deviation)/1000, so that ε is read on a fine grid. When one run's
+        losses span many such cells (rare large losses), the second limit is
+        relaxed to 2¹⁷ cells over the composition's window and h is kept
+        above 2¹⁹ cells over it (measured on a pilot grid).
+        """
         if self.value_discretization is not None:
             return self.value_discretization
         total = sum(c for _, c in active)
         var = sum(c * _loss_variance(leaf) for leaf, c in active)
         sd = math.sqrt(var)
-        step = sd / max(1000.0, math.sqrt(total / 0.003))
+        step_var = sd * math.sqrt(0.003 / total)
+        step_res = sd / 1000.0
+        step = min(step_var, step_res)
+        span = max(_loss_span(leaf, tail) for leaf, _ in active)
+        if span > (1 << 14) * step:
+            width = self._pilot_width(active, step, tail)
+            step = max(min(step_var, max(step_res, width / (1 << 17))), width / _MAX_CELLS)
         lattices = [_lattice(leaf) for leaf, _ in active]
         if all(g is not None for g in lattices):
             # put every atom on the grid: then the only error is floating point
@@ -279,14 +323,32 @@ class PLDAccountant(_Accountant):
                 step = g / math.ceil(g / step - 1e-9)
         return step
 
+    def _pilot_width(self, active, step, tail):
+        """The width of the composition's window (or of one run's PLD if wider), on a coarse pilot grid.
+
+        Only sizes the grid; the tail bounds added to δ come later, on the real one.
+        """
+        span = max(_loss_span(leaf, tail) for leaf, _ in active)
+        pilot_step = max(step * 64.0, span / (1 << 14))
+        widths, removes, adds = [], [], []
+        for leaf, c in active:
+            r, a = _leaf_plds(leaf, pilot_step, tail)
+            widths.append(max(r.pmf.size, a.pmf.size) * pilot_step)
+            removes.append((r, c))
+            adds.append((a, c))
+        for parts in (removes, adds):
+            lo, hi, _, _ = chernoff_window(parts, math.log(self.tail_bound))
+            full = sum(c * (p.pmf.size - 1) for p, c in parts) * pilot_step
+            widths.append(min(hi - lo, full))
+        return max(widths)
+
     def _composed(self):
         """(remove, add) composed PLDs (the same object twice when every event is symmetric)."""
         if self._cache is not None:
             return self._cache
         active = self._active()
-        step = self._step(active)
-        total = sum(c for _, c in active)
-        tail = self.tail_bound / max(total, 1)
+        tail = self._one_run_tail(active)
+        step = self._grid_step(active, tail)
         while True:
             removes, adds = [], []
             for leaf, c in active:

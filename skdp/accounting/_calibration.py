@@ -297,7 +297,9 @@ def _pld_calibrate(target, delta, q, steps, sampling, rtol):
     guess = scale / math.sqrt(math.log1p((mu / q) ** 2 / steps))
     guess = min(guess, full * scale)
     # one grid for the whole search, from the guess (ε(σ) is then smooth in σ)
-    step = PLDAccountant()._step([(_pld_event(guess, q, 1, sampling).event, steps)])
+    probe = PLDAccountant()
+    active = [(_pld_event(guess, q, 1, sampling).event, steps)]
+    step = probe._grid_step(active, probe._one_run_tail(active))
 
     def f(log_sigma):
         return _pld_epsilon(math.exp(log_sigma), delta, q, steps, sampling, step) - target
