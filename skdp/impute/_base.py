@@ -19,8 +19,9 @@ from ..stats._core import (
     _quantile_curve,
     _quantile_release,
     _sums_curve,
+    _sums_delta,
 )
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
 
 __all__ = ["DPSimpleImputer"]
 
@@ -68,13 +69,16 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     fill_value : float, default=None
         For ``"constant"``; ``None`` means 0.
     epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=0.0
-        0 (default): pure ε-DP, as described above. δ > 0, strategy
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). 0: pure ε-DP, as
+        described above. δ > 0, strategy
         ``"mean"``: (ε, δ)-DP (a weaker, approximate guarantee) from one
         Gaussian vector over the d counts and d sums with their joint L2
         sensitivity (noise std ∝ √d instead of d for the Laplace split), z
-        calibrated to (ε, δ) in RDP. Other strategies stay pure ε-DP (which
-        is also (ε, δ)-DP); ``epsilon_spent_`` is reported at this δ.
+        calibrated to (ε, δ) in RDP, where that adds less noise than the
+        Laplace split (else the Laplace, pure ε-DP). Other strategies stay
+        pure ε-DP (which is also (ε, δ)-DP); ``epsilon_spent_`` is reported
+        at this δ.
     secure : bool, default=False
         **The threat:** with ``secure=False`` the noise is floating-point
         Laplace or Gaussian noise added to float sums and counts, and the
@@ -141,7 +145,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     """
 
     def __init__(self, *, missing_values=np.nan, strategy="mean", bounds=None, categories=None,
-                 fill_value=None, epsilon=1.0, delta=0.0, secure=False, budget=None,
+                 fill_value=None, epsilon=1.0, delta=DEFAULT_DELTA, secure=False, budget=None,
                  random_state=None):
         self.missing_values = missing_values
         self.strategy = strategy
@@ -229,7 +233,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
 
         lower, upper = check_bounds(self.bounds, d)
         eps = epsilon / d  # split evenly over the features: each has its own observed rows
-        joint = strategy == "mean" and delta > 0 and epsilon != math.inf
+        # One Gaussian vector over the 2d sums where it adds less noise than the
+        # Laplace split (_sums_delta); otherwise the per-feature Laplace releases.
+        joint = strategy == "mean" and epsilon != math.inf and _sums_delta(epsilon, delta, 2 * d) > 0
         # Each curve takes the (epsilon, delta, sizes, secure) that its release below
         # takes, so the release runs exactly the mechanisms charged (stats._core);
         # a secure median's epsilon too small raises here, before the charge.

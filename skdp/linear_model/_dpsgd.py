@@ -18,7 +18,14 @@ from .._dpsgd import (
     make_loss,
     run_dpsgd,
 )
-from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
+from ..utils import (
+    DEFAULT_DELTA,
+    check_bounds,
+    check_budget,
+    check_delta,
+    check_epsilon,
+    check_generator,
+)
 from ..utils._validation import check_classes, check_numeric_target
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
@@ -353,7 +360,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         activation="relu",
         alpha=1e-4,
         epsilon=1.0,
-        delta=1e-5,
+        delta=DEFAULT_DELTA,
         budget=None,
         noise_multiplier=None,
         clip_norm=1.0,
@@ -525,7 +532,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         activation="relu",
         alpha=1e-4,
         epsilon=1.0,
-        delta=1e-5,
+        delta=DEFAULT_DELTA,
         budget=None,
         noise_multiplier=None,
         clip_norm=1.0,

@@ -16,7 +16,7 @@ from ..stats._core import (
     _var_curve,
     _var_release,
 )
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_classes
 
 __all__ = ["DPGaussianNB"]
@@ -82,14 +82,15 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     changes only its own class, and the fit charges one curve,
     ``_var_curve(epsilon, delta, d)`` of :mod:`skdp.stats._core`.
 
-    - ``delta=0`` (default): pure ε-DP. Laplace noise, ε/(2d + 1) on each of
+    - ``delta=0``: pure ε-DP. Laplace noise, ε/(2d + 1) on each of
       the 2d + 1 sums (noise std ∝ d/ε per sum).
-    - ``delta>0``: (ε, δ)-DP, a weaker guarantee (approximate DP). One
+    - ``delta>0`` (default 1e-5): (ε, δ)-DP, a weaker guarantee (approximate DP). One
       Gaussian vector per class with the joint L2 sensitivity of all 2d + 1
       sums, noise std z·√(2d + 1)·Δⱼ on sum j, z calibrated to (ε, δ) in RDP
       (:func:`~skdp.accounting.calibrate_noise_multiplier`): std ∝ √d instead
       of d, about 5× less noise at d = 105 and δ = 1e-5. Choose δ well below
-      1/n.
+      1/n. Where the Gaussian would add more noise than the Laplace (few
+      features), the Laplace is used, pure ε-DP.
 
     Why one joint release: the count costs 1/(2d + 1) of the budget inside
     it instead of a separate label histogram, and the means and variances get
@@ -144,10 +145,12 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=0.0
-        0 gives pure ε-DP (Laplace); δ > 0 gives (ε, δ)-DP with Gaussian
-        noise, far less noise for many features. ``epsilon_spent_`` is
-        reported at this δ.
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
+        sums are one Gaussian vector where that adds less noise than the
+        Laplace split (many features: noise std ∝ √k instead of k for k
+        sums), else the Laplace, which is then pure ε-DP. 0 always gives pure
+        ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
     bounds : tuple (lower, upper)
         Public bounds of the features.
     classes : array-like or None, default=None
@@ -191,7 +194,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     0.92
     """
 
-    def __init__(self, *, epsilon=1.0, delta=0.0, bounds=None, classes=None, priors=None,
+    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None, priors=None,
                  var_smoothing=1e-9, secure=False, budget=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta

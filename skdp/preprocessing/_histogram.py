@@ -6,7 +6,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..stats._core import _histogram_curve, _histogram_release, _noisy_frequencies
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, check_choice, check_n_bins
 
 __all__ = ["DPHistogramTransformer"]
@@ -21,7 +21,8 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
     from the data). Values are clipped to the bounds first, so every row
     falls in exactly one bin of every feature; the d histograms are one
     release of :mod:`skdp.stats` (sensitivity 1 per histogram; ``delta=0``:
-    Laplace with ε/d per histogram, ``delta > 0``: one Gaussian vector), and
+    Laplace with ε/d per histogram, ``delta > 0``: one Gaussian vector where
+    that adds less noise), and
     the fit charges it once. The noisy histograms are kept for analysis in
     ``histograms_`` and ``bin_edges_``.
 
@@ -41,7 +42,12 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         Public range of the features.
     output : {"frequency", "density"}, default="frequency"
     epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=0.0
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
+        sums are one Gaussian vector where that adds less noise than the
+        Laplace split (many features: noise std ∝ √k instead of k for k
+        sums), else the Laplace, which is then pure ε-DP. 0 always gives pure
+        ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
     secure : bool, default=False
         Exact discrete noise (see :mod:`skdp.stats`).
     budget : PrivacyBudget or None, default=None
@@ -73,7 +79,7 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
            [0.1]])
     """
 
-    def __init__(self, bins=10, *, bounds=None, output="frequency", epsilon=1.0, delta=0.0,
+    def __init__(self, bins=10, *, bounds=None, output="frequency", epsilon=1.0, delta=DEFAULT_DELTA,
                  secure=False, budget=None, random_state=None):
         self.bins = bins
         self.bounds = bounds

@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _mean_curve, _mean_release, _var_curve, _var_release
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, finite_output
 
 __all__ = ["DPStandardScaler"]
@@ -23,7 +23,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     sum of squares (``with_std=True``), or a noisy count and noisy sums
     (``with_mean=True, with_std=False``). ``epsilon`` covers the whole fit,
     which charges the budget once; with ``delta=0`` the noise is Laplace
-    (pure ε-DP), with ``delta > 0`` Gaussian. The count of rows is private:
+    (pure ε-DP), with ``delta > 0`` (the default) one Gaussian vector where
+    that adds less noise. The count of rows is private:
     the means divide by the noisy count. ``with_mean=False, with_std=False``
     reads nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
     With ``epsilon=inf`` the result equals scikit-learn's (for data inside
@@ -34,7 +35,12 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     bounds : tuple (lower, upper)
         Public bounds of the features: scalars or arrays of shape (n_features,).
     epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=0.0
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
+        sums are one Gaussian vector where that adds less noise than the
+        Laplace split (many features: noise std ∝ √k instead of k for k
+        sums), else the Laplace, which is then pure ε-DP. 0 always gives pure
+        ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
     with_mean : bool, default=True
         Centre the data.
     with_std : bool, default=True
@@ -74,7 +80,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         *,
         bounds=None,
         epsilon=1.0,
-        delta=0.0,
+        delta=DEFAULT_DELTA,
         with_mean=True,
         with_std=True,
         copy=True,

@@ -1,5 +1,19 @@
 """Validation helpers shared by skdp's estimators and functions."""
 
-from ._validation import check_bounds, check_budget, check_delta, check_epsilon, check_generator
+from ._validation import (
+    DEFAULT_DELTA,
+    check_bounds,
+    check_budget,
+    check_delta,
+    check_epsilon,
+    check_generator,
+)
 
-__all__ = ["check_bounds", "check_budget", "check_delta", "check_epsilon", "check_generator"]
+__all__ = [
+    "DEFAULT_DELTA",
+    "check_bounds",
+    "check_budget",
+    "check_delta",
+    "check_epsilon",
+    "check_generator",
+]

@@ -47,6 +47,16 @@ def check_epsilon(epsilon, *, name="epsilon", allow_inf=True):
     return epsilon
 
 
+DEFAULT_DELTA = 1e-5
+"""The δ of every skdp estimator that takes one, unless told otherwise.
+
+One convention for the whole package (see "One δ for the package" in the
+privacy model): 1e-5, the common choice for tables up to about 100,000 rows.
+δ should be well below 1/n; for larger tables pass a smaller ``delta``. With
+``delta=0`` every estimator that can gives pure ε-DP.
+"""
+
+
 def check_delta(delta, *, name="delta", allow_zero=True):
     """Return ``delta`` as a float in [0, 1) (or (0, 1)), or raise ``ValueError``."""
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):

@@ -61,7 +61,9 @@ def test_each_fit_charges_once_with_its_curve():
     for est, curve in cases:
         fitted = assert_charges_once(est, X, expected_curve=curve, budget_epsilon=math.inf)
         if math.isfinite(est.epsilon) and est.strategy != "constant":
-            assert fitted.epsilon_spent_ == pytest.approx(0.9, rel=1e-9)  # pure ε-DP: exactly ε
+            # pure ε-DP: exactly ε (reported at δ = 1e-5 it is a little less)
+            assert fitted.privacy_curve_.epsilon(0.0) == pytest.approx(0.9, rel=1e-9)
+            assert 0.89 < fitted.epsilon_spent_ <= 0.9
 
 
 def test_bad_input_costs_nothing():

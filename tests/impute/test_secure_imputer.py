@@ -149,16 +149,18 @@ def test_secure_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
 
 
 def test_secure_joint_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
-    X = _data()
+    X = np.hstack([_data(), _data(seed=1), _data(seed=2)])  # 2d = 12: the Gaussian adds less
+    lower, upper = np.tile(LOWER, 3), np.tile(UPPER, 3)
     calls = _spy(monkeypatch, _base, "_noisy_sums")
-    DPSimpleImputer(bounds=BOUNDS, epsilon=0.9, delta=1e-5, secure=True, random_state=0).fit(X)
+    DPSimpleImputer(bounds=(lower, upper), epsilon=0.9, delta=1e-5, secure=True,
+                    random_state=0).fit(X)
     ((_, kwargs, (counts, sums)),) = calls
     assert kwargs["secure"] is True
     z = calibrate_noise_multiplier(0.9, 1e-5)
     # Gaussian std of sum j: z·√(2d)·Δⱼ with Δ = 1 for the counts and h for the centred sums
-    for j, h in enumerate((UPPER - LOWER) / 2):
-        _assert_multiples(counts[j], _power_of_two_grid(z * 2 * 1.0, 1.0))
-        _assert_multiples(sums[j], _power_of_two_grid(z * 2 * h, h))
+    for j, h in enumerate((upper - lower) / 2):
+        _assert_multiples(counts[j], _power_of_two_grid(z * math.sqrt(12) * 1.0, 1.0))
+        _assert_multiples(sums[j], _power_of_two_grid(z * math.sqrt(12) * h, h))
 
 
 def test_secure_most_frequent_counts_are_integers(monkeypatch):

@@ -64,7 +64,7 @@ def test_epsilon_inf_matches_sklearn():
 
 def test_charges_once_with_its_curve():
     X, y = _data(d=3)
-    est = DPGaussianNB(bounds=B, epsilon=0.8, classes=[0, 1, 2])
+    est = DPGaussianNB(bounds=B, epsilon=0.8, delta=0.0, classes=[0, 1, 2])
     # One release of 2d + 1 = 7 sums per class (count inside), classes in parallel.
     curve = _var_curve(0.8, 0.0, 3)
     fitted = assert_charges_once(est, X, y, expected_curve=curve)

@@ -33,7 +33,7 @@ def test_secure_gaussian_histogram_sigma_not_below_charged(monkeypatch):
         return np.zeros(size, dtype=np.int64)
 
     monkeypatch.setattr(_core, "sample_discrete_gaussian", record)
-    d, eps, delta = 3, 1.0, 1e-5
+    d, eps, delta = 10, 1.0, 1e-5  # 10 histograms: the Gaussian adds less noise than the Laplace
     DPHistogramTransformer(bins=4, bounds=(0, 1), epsilon=eps, delta=delta, secure=True,
                            random_state=0).fit(np.zeros((5, d)))
     z = _core._noise_multiplier(eps, delta)  # the charged curve is zcdp_rdp(1/(2 z^2))

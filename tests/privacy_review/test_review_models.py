@@ -164,16 +164,18 @@ def test_imputer_delta_path_noise_matches_curve(monkeypatch):
         return real(parts, **kw)
 
     monkeypatch.setattr(base, "_noisy_sums", spy)
-    X, _ = _data(30, n_features=2)
+    # 2d = 8 sums: the Gaussian adds less noise than the Laplace split at this (ε, δ).
+    X, _ = _data(30, n_features=4)
     X[::4, 0] = np.nan
-    imp = DPSimpleImputer(strategy="mean", epsilon=0.7, delta=1e-5, bounds=([-1, 0], [3, 2]),
-                          random_state=0).fit(X)
+    imp = DPSimpleImputer(strategy="mean", epsilon=0.7, delta=1e-5,
+                          bounds=([-1, 0, -1, 0], [3, 2, 3, 2]), random_state=0).fit(X)
     (counts, c_lo, c_hi), (sums, s_lo, s_hi) = seen["parts"]
-    np.testing.assert_array_equal(np.maximum(np.abs(c_lo), np.abs(c_hi)), [1, 1])
-    np.testing.assert_array_equal(np.maximum(np.abs(s_lo), np.abs(s_hi)), [2, 1])  # h
+    np.testing.assert_array_equal(np.maximum(np.abs(c_lo), np.abs(c_hi)), [1, 1, 1, 1])
+    np.testing.assert_array_equal(np.maximum(np.abs(s_lo), np.abs(s_hi)), [2, 1, 2, 1])  # h
     assert np.all(np.abs(sums) <= s_hi) and set(np.unique(counts)) <= {0.0, 1.0}
     assert seen["kw"]["epsilon"] == 0.7 and seen["kw"]["delta"] == 1e-5
-    np.testing.assert_array_equal(imp.privacy_curve_.rdp, _sums_curve(0.7, 1e-5, 4).rdp)
+    np.testing.assert_array_equal(imp.privacy_curve_.rdp, _sums_curve(0.7, 1e-5, 8).rdp)
+    assert imp.privacy_curve_.mechanism.startswith("gaussian")
 
 
 def test_search_charge_does_not_depend_on_n_or_label_set():
