@@ -1,0 +1,173 @@
+"""Peers of the benchmark suite, each in its own venv (benchmarks/bench_suite.py).
+
+- diffprivlib needs scikit-learn < 1.8: it runs in ``/work/venvs/diffprivlib`` (or the older
+  ``/work/dplvenv``) as a subprocess, through :func:`_peers.run_peer`.
+- Opacus runs in ``/work/venvs/opacus`` (CPU torch 2.13.0, opacus 1.6), also as a subprocess,
+  so that torch's threads and imports stay out of the process that times skdp.
+
+``python benchmarks/bench_suite.py --setup-peers`` creates both venvs with pip.
+
+Each script gets the arrays (``Xtr``, ``ytr``, ``Xte``, ``yte``) and a JSON list of jobs,
+and prints one JSON line: per job, ``{"score": float, "seconds": float}`` or
+``{"error": "Type: message"}``. A failing job does not stop the others.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _peers import run_peer  # noqa: E402
+
+DPL_CANDIDATES = ["/work/venvs/diffprivlib/bin/python", "/work/dplvenv/bin/python"]
+OPACUS_CANDIDATES = ["/work/venvs/opacus/bin/python", "/work/benchvenv/bin/python"]
+DPL_REQUIREMENTS = ["diffprivlib==0.6.6", "scikit-learn<1.8"]
+# "torch==2.13.0" is the CPU build on this machine's disk; a bare "torch" would fetch a
+# CUDA build of several GB.
+OPACUS_REQUIREMENTS = ["torch==2.13.0", "opacus==1.6.0", "numpy"]
+
+
+def first_existing(paths):
+    return next((p for p in paths if os.path.exists(p)), None)
+
+
+def setup_peer_venvs():
+    """Create the two peer venvs under /work/venvs with pip (skips an existing one)."""
+    for name, reqs in (("diffprivlib", DPL_REQUIREMENTS), ("opacus", OPACUS_REQUIREMENTS)):
+        root = f"/work/venvs/{name}"
+        if os.path.exists(f"{root}/bin/python"):
+            print(f"{root} exists")
+            continue
+        subprocess.run([sys.executable, "-m", "venv", root], check=True)
+        subprocess.run([f"{root}/bin/pip", "install", "-q", *reqs], check=True)
+        print(f"{root} created: {' '.join(reqs)}")
+
+
+def peer_version(python, module):
+    res = subprocess.run([python, "-c", f"import {module}; print({module}.__version__)"],
+                         capture_output=True, text=True)
+    return res.stdout.strip() or "?"
+
+
+DPL_SCRIPT = r"""
+import json, sys, time, warnings
+import numpy as np
+from diffprivlib import models
+warnings.simplefilter("ignore")
+d = np.load(sys.argv[1])
+jobs = json.loads(sys.argv[2])
+out = []
+for job in jobs:
+    kw = dict(job["kwargs"])
+    for key in ("bounds", "bounds_X", "bounds_y"):
+        if key in kw:
+            kw[key] = tuple(kw[key])
+    t = time.perf_counter()
+    try:
+        est = getattr(models, job["model"])(epsilon=job["eps"], random_state=job["seed"], **kw)
+        score = float(est.fit(d["Xtr"], d["ytr"]).score(d["Xte"], d["yte"]))
+        out.append({"score": score, "seconds": time.perf_counter() - t})
+    except Exception as exc:
+        out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+print(json.dumps(out))
+"""
+
+
+OPACUS_SCRIPT = r"""
+import json, math, sys, time, warnings
+import numpy as np, torch
+from torch import nn
+from opacus import PrivacyEngine
+warnings.simplefilter("ignore")
+torch.set_num_threads(int(sys.argv[3]))
+d = np.load(sys.argv[1])
+jobs = json.loads(sys.argv[2])
+Xtr = torch.tensor(d["Xtr"], dtype=torch.float32)
+Xte = torch.tensor(d["Xte"], dtype=torch.float32)
+
+
+def build(d_in, hidden, d_out, activation):
+    layers, width = [], d_in
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU() if activation == "relu" else nn.Tanh()]
+        width = h
+    return nn.Sequential(*layers, nn.Linear(width, d_out))
+
+
+def run(job):
+    p = job["params"]
+    torch.manual_seed(job["seed"])
+    n = len(Xtr)
+    reg = job["task"] == "regression"
+    if reg:
+        lo, hi = job["bounds_y"]
+        mid, half = (lo + hi) / 2, (hi - lo) / 2
+        ytr = torch.tensor((np.clip(d["ytr"], lo, hi) - mid) / half, dtype=torch.float32)[:, None]
+        d_out, loss_fn = 1, nn.MSELoss()
+    else:
+        k = int(job["n_classes"])
+        if k == 2:
+            ytr = torch.tensor(d["ytr"], dtype=torch.float32)[:, None]
+            d_out, loss_fn = 1, nn.BCEWithLogitsLoss()
+        else:
+            ytr = torch.tensor(d["ytr"], dtype=torch.long)
+            d_out, loss_fn = k, nn.CrossEntropyLoss()
+    model = build(Xtr.shape[1], p["hidden"], d_out, p["activation"])
+    decay = [w for name, w in model.named_parameters() if name.endswith("weight")]
+    rest = [w for name, w in model.named_parameters() if not name.endswith("weight")]
+    groups = [{"params": decay, "weight_decay": p["alpha"]}, {"params": rest, "weight_decay": 0.0}]
+    if p["optimizer"] == "adam":
+        opt = torch.optim.Adam(groups, lr=p["learning_rate"])
+    else:
+        opt = torch.optim.SGD(groups, lr=p["learning_rate"], momentum=p["momentum"])
+    batch = min(256, n) if p["batch_size"] == "auto" else int(p["batch_size"])
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xtr, ytr),
+                                         batch_size=batch, shuffle=True)
+    if math.isfinite(job["eps"]):
+        model, opt, loader = PrivacyEngine(accountant="rdp").make_private_with_epsilon(
+            module=model, optimizer=opt, data_loader=loader, target_epsilon=job["eps"],
+            target_delta=job["delta"], epochs=p["max_iter"], max_grad_norm=p["clip_norm"],
+            poisson_sampling=True)
+    for _ in range(p["max_iter"]):
+        for xb, yb in loader:
+            if len(xb) == 0:
+                continue
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+    model.eval()
+    with torch.no_grad():
+        out = model(Xte).numpy()
+    yte = d["yte"]
+    if reg:
+        pred = out[:, 0] * half + mid
+        return 1.0 - np.sum((yte - pred) ** 2) / np.sum((yte - yte.mean()) ** 2)
+    pred = (out[:, 0] > 0).astype(int) if out.shape[1] == 1 else out.argmax(1)
+    return float(np.mean(pred == yte))
+
+
+out = []
+for job in jobs:
+    t = time.perf_counter()
+    try:
+        out.append({"score": float(run(job)), "seconds": time.perf_counter() - t})
+    except Exception as exc:
+        out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+print(json.dumps(out))
+"""
+
+
+def run_jobs(script, python, task, jobs, *extra):
+    """Run ``jobs`` on ``task``'s arrays in ``python``; a list of per-job result dicts.
+
+    If the whole subprocess fails, every job gets that error (the suite goes on).
+    """
+    if not jobs:
+        return []
+    arrays = dict(Xtr=task.X_train, ytr=task.y_train, Xte=task.X_test, yte=task.y_test)
+    try:
+        return run_peer(script, arrays, json.dumps(jobs), *extra, python=python)
+    except Exception as exc:  # the subprocess died: report it per cell
+        message = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1][:200]}"
+        return [{"error": message}] * len(jobs)

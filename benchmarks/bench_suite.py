@@ -1,0 +1,594 @@
+"""Benchmark suite: skdp's defaults and documented settings across many tables.
+
+For each table of benchmarks/_suite_data.py (8 tables from 8 domains, all shipped offline;
+public schemas written in code, fixed splits) and each ε in {0.1, 0.5, 1, 2, 5, ∞}, over
+seeds 0..4, it scores (test accuracy, or R² for regression):
+
+- skdp estimators with their **defaults**: only ``epsilon`` plus the arguments a fit cannot
+  do without today (found by a probe fit on synthetic data, so the suite follows the code
+  when a requirement is lifted; the row label names what was added);
+- the same estimators with their **documented settings** (``data_norm`` = the schema's
+  public row-norm bound, ``bounds`` = [0, 1], ``bounds_y``, ``classes``, δ = 1e-5);
+- ``DPGridSearchCV`` over ``DPLogisticRegression``'s C, its candidates' ε calibrated so that
+  the whole search spends the column's ε;
+- diffprivlib (its own venv; ε = ∞ not run), Opacus (its own venv; the same model and the
+  hyper-parameters of skdp's DP-SGD defaults, read from skdp at run time; ε = ∞ is plain torch
+  training), non-private scikit-learn, and the trivial baseline (majority class / training
+  mean).
+
+It prints one table per data set (mean ± std over seeds; a failed cell shows FAIL), the
+differences against scikit-learn and against the baseline, and flags:
+
+- ``below-baseline``: an skdp default below the trivial baseline while ε·n ≥ 2000;
+- ``below-sklearn``: an skdp default more than 0.01 accuracy (0.02 R²) below its
+  scikit-learn counterpart at ε = ∞;
+- ``below-peer``: an skdp estimator below diffprivlib's or Opacus's same model by more than
+  twice the standard error of the difference of the means.
+
+Usage (full run; --help for the options)::
+
+    /work/venv/bin/python benchmarks/bench_suite.py
+
+Quick run::
+
+    /work/venv/bin/python benchmarks/bench_suite.py --tables fair digits --epsilons 1 inf --seeds 2
+
+``--setup-peers`` creates the peer venvs (/work/venvs/diffprivlib, /work/venvs/opacus).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for the _suite_* helpers
+import _suite_peers as peers  # noqa: E402
+from _suite_data import LOADERS  # noqa: E402
+
+EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0, math.inf]
+DELTA = 1e-5
+SEARCH_GRID = [0.1, 1.0, 10.0]  # C of DPLogisticRegression
+BASELINE_MIN_EPS_N = 2000  # below-baseline is flagged only where ε·n ≥ this
+SKLEARN_MARGIN = {"classification": 0.01, "regression": 0.02}
+
+
+@dataclass
+class Spec:
+    key: str
+    family: str
+    lib: str  # skdp, diffprivlib, opacus
+    setting: str  # default, documented, peer
+    label: str = ""
+
+
+FAMILIES = {
+    "classification": ["logreg", "nb", "sgd", "mlp", "search"],
+    "regression": ["linreg", "sgdreg"],
+}
+FAMILY_MODEL = {
+    "logreg": "DPLogisticRegression", "nb": "DPGaussianNB", "sgd": "DPSGDClassifier",
+    "mlp": "DPSGDClassifier(hidden_layer_sizes=(32,))", "search": f"DPGridSearchCV(DPLogisticRegression documented, C ∈ {SEARCH_GRID}, score_epsilon=min(0.1, ε/10))",
+    "linreg": "DPLinearRegression", "sgdreg": "DPSGDRegressor",
+}
+FAMILY_SPECS = {
+    "logreg": [Spec("logreg.default", "logreg", "skdp", "default"),
+               Spec("logreg.documented", "logreg", "skdp", "documented"),
+               Spec("logreg.dpl", "logreg", "diffprivlib", "peer")],
+    "nb": [Spec("nb.default", "nb", "skdp", "default"),
+           Spec("nb.documented", "nb", "skdp", "documented"),
+           Spec("nb.dpl", "nb", "diffprivlib", "peer")],
+    "sgd": [Spec("sgd.default", "sgd", "skdp", "default"),
+            Spec("sgd.opacus", "sgd", "opacus", "peer")],
+    "mlp": [Spec("mlp.default", "mlp", "skdp", "default"),
+            Spec("mlp.opacus", "mlp", "opacus", "peer")],
+    "search": [Spec("search.documented", "search", "skdp", "documented")],
+    "linreg": [Spec("linreg.default", "linreg", "skdp", "default"),
+               Spec("linreg.documented", "linreg", "skdp", "documented"),
+               Spec("linreg.dpl", "linreg", "diffprivlib", "peer")],
+    "sgdreg": [Spec("sgdreg.default", "sgdreg", "skdp", "default"),
+               Spec("sgdreg.opacus", "sgdreg", "opacus", "peer")],
+}
+
+
+# ------------------------------------------------------------------------------------------
+# skdp estimators
+# ------------------------------------------------------------------------------------------
+
+def _skdp_classes():
+    from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDClassifier, DPSGDRegressor
+    from skdp.model_selection import DPGridSearchCV
+    from skdp.naive_bayes import DPGaussianNB
+
+    return dict(DPLogisticRegression=DPLogisticRegression, DPGaussianNB=DPGaussianNB,
+                DPSGDClassifier=DPSGDClassifier, DPSGDRegressor=DPSGDRegressor,
+                DPLinearRegression=DPLinearRegression, DPGridSearchCV=DPGridSearchCV)
+
+
+def _synthetic(task, n=300):
+    """Public placeholder data of the task's width (for probes and calibration only)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(n, task.X_train.shape[1]))
+    if task.kind == "classification":
+        return X, np.resize(np.asarray(task.classes), n)
+    lo, hi = task.bounds_y
+    return X, rng.uniform(lo, hi, size=n)
+
+
+# Arguments a default fit may need, in the order they are added; the probe stops at the
+# first prefix with which a fit on synthetic data succeeds.
+def _required_candidates(family, task):
+    if family == "nb":
+        return [("bounds", (0.0, 1.0))]
+    if family == "linreg":
+        return [("bounds_y", task.bounds_y), ("bounds_X", (0.0, 1.0))]
+    if family == "sgdreg":
+        return [("bounds_y", task.bounds_y)]
+    return []
+
+
+def _default_base(family):
+    cls = _skdp_classes()
+    return {
+        "logreg": (cls["DPLogisticRegression"], {}),
+        "nb": (cls["DPGaussianNB"], {}),
+        "sgd": (cls["DPSGDClassifier"], {}),
+        "mlp": (cls["DPSGDClassifier"], {"hidden_layer_sizes": (32,)}),
+        "linreg": (cls["DPLinearRegression"], {}),
+        "sgdreg": (cls["DPSGDRegressor"], {}),
+    }[family]
+
+
+def resolve_defaults(family, task):
+    """(class, kwargs) of the default estimator: fixed kwargs + what a fit requires now."""
+    cls, fixed = _default_base(family)
+    X, y = _synthetic(task)
+    added = {}
+    for name, value in [(None, None)] + _required_candidates(family, task):
+        if name is not None:
+            added[name] = value
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cls(epsilon=1.0, random_state=0, **fixed, **added).fit(X, y)
+            break
+        except Exception:  # noqa: BLE001 - a requirement: try with the next argument
+            continue
+    return cls, {**fixed, **added}, list(added)
+
+
+def documented(family, task):
+    """(class, kwargs) of the documented settings with the table's public schema."""
+    cls = _skdp_classes()
+    if family == "logreg":
+        return cls["DPLogisticRegression"], dict(delta=DELTA, data_norm=task.row_norm, classes=task.classes)
+    if family == "nb":
+        return cls["DPGaussianNB"], dict(delta=DELTA, bounds=(0.0, 1.0), classes=task.classes)
+    if family == "linreg":
+        return cls["DPLinearRegression"], dict(delta=DELTA, bounds_X=(0.0, 1.0), data_norm=task.row_norm,
+                                               bounds_y=task.bounds_y)
+    raise KeyError(family)
+
+
+_SEARCH_EPS_CACHE = {}
+
+
+def search_candidate_epsilon(task, eps):
+    """Candidate ε such that the whole DPGridSearchCV spends ``eps`` (bisection on a probe).
+
+    The search's cost is a function of its parameters alone, so it is read from
+    ``epsilon_spent_`` of searches fitted on public synthetic data of the task's shape.
+    """
+    if not math.isfinite(eps):
+        return math.inf
+    key = (eps, len(task.classes))
+    if key in _SEARCH_EPS_CACHE:
+        return _SEARCH_EPS_CACHE[key]
+    X, y = _synthetic(task, n=100)
+
+    def fits(c):  # the search with candidates at c spends at most eps
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return make_search(task, c, eps, 0).fit(X, y).epsilon_spent_ <= eps
+        except ValueError:  # no noise multiplier reaches c: too small
+            return False
+
+    hi, lo = eps, eps / 2
+    while not fits(lo):
+        hi, lo = lo, lo / 2
+        if lo < 1e-3 * eps:
+            raise ValueError(f"no candidate epsilon makes the search spend at most {eps:g}")
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    _SEARCH_EPS_CACHE[key] = lo
+    return lo
+
+
+def search_score_epsilon(eps):
+    """score_epsilon of the search: its default 0.1, or ε/10 when the total ε is below 1."""
+    return min(0.1, eps / 10)
+
+
+def make_search(task, candidate_eps, eps, seed):
+    cls = _skdp_classes()
+    base_cls, kw = documented("logreg", task)
+    return cls["DPGridSearchCV"](base_cls(epsilon=candidate_eps, **kw), {"C": SEARCH_GRID},
+                                 score_epsilon=search_score_epsilon(eps), delta=DELTA, random_state=seed)
+
+
+def skdp_estimator(spec, task, eps, seed, resolved):
+    if spec.family == "search":
+        return make_search(task, search_candidate_epsilon(task, eps), eps, seed)
+    cls, kw = resolved[spec.key]
+    return cls(epsilon=eps, random_state=seed, **kw)
+
+
+def run_skdp_cell(spec, task, eps, seeds, resolved):
+    """Scores over seeds, or the first error (a failing cell never stops the suite)."""
+    scores, errors, t0 = [], [], time.perf_counter()
+    for seed in seeds:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = skdp_estimator(spec, task, eps, seed, resolved)
+                scores.append(float(est.fit(task.X_train, task.y_train).score(task.X_test, task.y_test)))
+        except Exception as exc:  # noqa: BLE001 - reported as FAIL in the table
+            errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
+    return dict(scores=scores, errors=errors, seconds=time.perf_counter() - t0)
+
+
+# ------------------------------------------------------------------------------------------
+# references: scikit-learn and the trivial baseline
+# ------------------------------------------------------------------------------------------
+
+def sklearn_reference(family, task):
+    """(label, mean score) of the non-private scikit-learn counterpart of a family."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neural_network import MLPClassifier
+
+    def score(est):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(est.fit(task.X_train, task.y_train).score(task.X_test, task.y_test))
+
+    if family in ("logreg", "sgd", "search"):
+        return "LogisticRegression()", score(LogisticRegression(max_iter=5000))
+    if family == "nb":
+        return "GaussianNB()", score(GaussianNB())
+    if family == "mlp":  # early stopping: the default's 200 epochs take minutes on Adult
+        return ("MLPClassifier((32,), early_stopping=True)",
+                score(MLPClassifier(hidden_layer_sizes=(32,), early_stopping=True, random_state=0)))
+    return "LinearRegression()", score(LinearRegression())
+
+
+def baseline(task):
+    if task.kind == "classification":
+        labels, counts = np.unique(task.y_train, return_counts=True)
+        return "majority class of the training part", float(np.mean(task.y_test == labels[np.argmax(counts)]))
+    pred = np.full(len(task.y_test), task.y_train.mean())
+    r2 = 1 - np.sum((task.y_test - pred) ** 2) / np.sum((task.y_test - task.y_test.mean()) ** 2)
+    return "training mean", float(r2)
+
+
+# ------------------------------------------------------------------------------------------
+# peers
+# ------------------------------------------------------------------------------------------
+
+def dpl_jobs(spec, task, eps_list, seeds):
+    if spec.family == "logreg":
+        model, kw = "LogisticRegression", dict(data_norm=task.row_norm)
+    elif spec.family == "nb":
+        d = task.X_train.shape[1]
+        model, kw = "GaussianNB", dict(bounds=([0.0] * d, [1.0] * d))
+    else:
+        d = task.X_train.shape[1]
+        model, kw = "LinearRegression", dict(bounds_X=([0.0] * d, [1.0] * d), bounds_y=list(task.bounds_y))
+    return [dict(key=spec.key, eps=e, seed=s, model=model, kwargs=kw)
+            for e in eps_list if math.isfinite(e) for s in seeds]
+
+
+def opacus_params(spec):
+    """skdp's DP-SGD defaults, read from the installed skdp (so a changed default follows)."""
+    cls = _skdp_classes()["DPSGDRegressor" if spec.family == "sgdreg" else "DPSGDClassifier"]
+    p = cls().get_params()
+    return dict(hidden=[32] if spec.family == "mlp" else list(p["hidden_layer_sizes"]),
+                activation=p["activation"], alpha=p["alpha"], optimizer=p["optimizer"],
+                learning_rate=p["learning_rate"], momentum=p["momentum"], batch_size=p["batch_size"],
+                max_iter=p["max_iter"], clip_norm=p["clip_norm"], schedule=p["schedule"], loss=p["loss"])
+
+
+def opacus_jobs(spec, task, eps_list, seeds):
+    params = opacus_params(spec)
+    return [dict(key=spec.key, eps=e, seed=s, delta=DELTA, params=params, task=task.kind,
+                 n_classes=len(task.classes) if task.classes else 0,
+                 bounds_y=list(task.bounds_y) if task.bounds_y else None)
+            for e in eps_list for s in seeds]
+
+
+def collect(jobs, results, eps_list):
+    """Group per-job peer results into cells {(key, eps): cell}."""
+    cells = {}
+    for job, res in zip(jobs, results):
+        cell = cells.setdefault((job["key"], job["eps"]), dict(scores=[], errors=[], seconds=0.0))
+        if "error" in res:
+            cell["errors"].append(res["error"])
+        else:
+            cell["scores"].append(res["score"])
+            cell["seconds"] += res["seconds"]
+    return cells
+
+
+# ------------------------------------------------------------------------------------------
+# report
+# ------------------------------------------------------------------------------------------
+
+def eps_name(e):
+    return "∞" if not math.isfinite(e) else f"{e:g}"
+
+
+def fmt_cell(cell):
+    if cell is None:
+        return "–"
+    if not cell["scores"]:
+        return "FAIL"
+    m, sd = np.mean(cell["scores"]), np.std(cell["scores"])
+    text = f"{m:.4f} ± {sd:.4f}" if abs(m) < 100 else f"{m:.3g} ± {sd:.3g}"
+    if cell["errors"]:
+        text += f" ({len(cell['errors'])} FAIL)"
+    return text
+
+
+def spec_label(spec, resolved):
+    model = FAMILY_MODEL[spec.family]
+    if spec.lib == "diffprivlib":
+        return {"logreg": "diffprivlib LogisticRegression(data_norm)",
+                "nb": "diffprivlib GaussianNB(bounds=[0,1])",
+                "linreg": "diffprivlib LinearRegression(bounds_X, bounds_y)"}[spec.family]
+    if spec.lib == "opacus":
+        return {"sgd": "Opacus linear (skdp's DP-SGD defaults)", "mlp": "Opacus MLP (32,) (skdp's DP-SGD defaults)",
+                "sgdreg": "Opacus linear regression (skdp's DP-SGD defaults)"}[spec.family]
+    if spec.family == "search":
+        return f"skdp {model}"
+    if spec.setting == "default":
+        added = resolved.get(spec.key + ".added") or []
+        return f"skdp {model} default" + (f" (+{', '.join(added)})" if added else "")
+    return f"skdp {model} documented"
+
+
+def below_peer(a, b):
+    """True when mean(a) < mean(b) by more than 2 standard errors of the difference.
+
+    A side with one seed adds no variance term (its spread is unknown); with one seed on
+    both sides any shortfall counts.
+    """
+    if not a or not b:
+        return False
+    var = sum(np.var(v, ddof=1) / len(v) for v in (a, b) if len(v) > 1)
+    return np.mean(b) - np.mean(a) > 2 * math.sqrt(var)
+
+
+def report_task(task, specs, cells, refs, base, eps_list, resolved):
+    out = []
+    p = out.append
+    metric = "accuracy" if task.kind == "classification" else "R²"
+    p(f"\n### {task.name}: {task.target} ({task.domain}; {task.kind}, test {metric})\n")
+    p(f"Train {task.X_train.shape[0]:,} × {task.X_train.shape[1]} features, test {task.X_test.shape[0]:,}; "
+      f"row-norm bound {task.row_norm:.3f}; source: {task.source}; {task.notes or 'split 75/25, seed 0'}.\n")
+    p("| model | " + " | ".join(f"ε={eps_name(e)}" for e in eps_list) + " |")
+    p("|" + "---|" * (len(eps_list) + 1))
+    for spec in specs:
+        row = [fmt_cell(cells.get((spec.key, e))) for e in eps_list]
+        p(f"| {spec_label(spec, resolved)} | " + " | ".join(row) + " |")
+    p("")
+    for fam, (label, value) in refs.items():
+        p(f"- scikit-learn (non-private) for {fam}: {label} = {value:.4f}")
+    p(f"- trivial baseline ({base[0]}): {base[1]:.4f}")
+    p("")
+    p(f"Difference of the mean {metric} from scikit-learn's counterpart / from the baseline:\n")
+    p("| model | " + " | ".join(f"ε={eps_name(e)}" for e in eps_list) + " |")
+    p("|" + "---|" * (len(eps_list) + 1))
+    for spec in specs:
+        row = []
+        for e in eps_list:
+            cell = cells.get((spec.key, e))
+            if not cell or not cell["scores"]:
+                row.append("–")
+                continue
+            m = np.mean(cell["scores"])
+            row.append(f"{m - refs[spec.family][1]:+.3f} / {m - base[1]:+.3f}" if abs(m) < 100
+                       else f"{m - refs[spec.family][1]:+.3g} / {m - base[1]:+.3g}")
+        p(f"| {spec_label(spec, resolved)} | " + " | ".join(row) + " |")
+
+    flags, failures = [], []
+    for spec in specs:
+        for e in eps_list:
+            cell = cells.get((spec.key, e))
+            if cell and cell["errors"]:
+                failures.append(f"FAIL {task.name} | {spec_label(spec, resolved)} | ε={eps_name(e)} | "
+                                f"{len(cell['errors'])}/{len(cell['errors']) + len(cell['scores'])} seeds | "
+                                f"{cell['errors'][0]}")
+            if spec.lib != "skdp" or not cell or not cell["scores"]:
+                continue
+            m = np.mean(cell["scores"])
+            if spec.setting == "default" and e * task.n_train >= BASELINE_MIN_EPS_N and m < base[1]:
+                flags.append(f"below-baseline {task.name} | {spec_label(spec, resolved)} | ε={eps_name(e)} "
+                             f"(ε·n = {e * task.n_train:,.0f}) | {m:.4f} < baseline {base[1]:.4f}")
+            ref = refs[spec.family][1]
+            if spec.setting == "default" and not math.isfinite(e) and m < ref - SKLEARN_MARGIN[task.kind]:
+                flags.append(f"below-sklearn {task.name} | {spec_label(spec, resolved)} | ε=∞ | "
+                             f"{m:.4f} < {refs[spec.family][0]} {ref:.4f} - {SKLEARN_MARGIN[task.kind]}")
+            for peer in specs:
+                if peer.family != spec.family or peer.lib == "skdp":
+                    continue
+                pc = cells.get((peer.key, e))
+                if pc and pc["scores"] and below_peer(cell["scores"], pc["scores"]):
+                    flags.append(f"below-peer {task.name} | {spec_label(spec, resolved)} | ε={eps_name(e)} | "
+                                 f"{m:.4f} < {spec_label(peer, resolved)} {np.mean(pc['scores']):.4f}")
+    p("")
+    for line in flags + failures:
+        p(f"- {line}")
+    return "\n".join(out), flags, failures
+
+
+# ------------------------------------------------------------------------------------------
+# main
+# ------------------------------------------------------------------------------------------
+
+def parse_eps(text):
+    return math.inf if text.lower() in ("inf", "∞") else float(text)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", nargs="+", default=list(LOADERS), choices=list(LOADERS))
+    parser.add_argument("--estimators", nargs="+", default=[f for fams in FAMILIES.values() for f in fams],
+                        choices=[f for fams in FAMILIES.values() for f in fams],
+                        help="families; each brings its skdp default/documented rows and its peers")
+    parser.add_argument("--epsilons", nargs="+", type=parse_eps, default=EPSILONS)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--opacus-seeds", type=int, default=3,
+                        help="seeds for Opacus (at most --seeds); Opacus is the slowest column")
+    parser.add_argument("--opacus-epsilons", nargs="+", type=parse_eps, default=[1.0],
+                        help="ε for Opacus (those also in --epsilons)")
+    parser.add_argument("--search-seeds", type=int, default=2,
+                        help="seeds for DPGridSearchCV (at most --seeds); each search is about 11 fits")
+    parser.add_argument("--search-epsilons", nargs="+", type=parse_eps, default=[e for e in EPSILONS if e < math.inf],
+                        help="ε for DPGridSearchCV (those also in --epsilons); ε=∞ runs L-BFGS candidates, slow")
+    parser.add_argument("--no-dpl", action="store_true", help="skip diffprivlib")
+    parser.add_argument("--no-opacus", action="store_true", help="skip Opacus")
+    parser.add_argument("--dpl-python", default=peers.first_existing(peers.DPL_CANDIDATES))
+    parser.add_argument("--opacus-python", default=peers.first_existing(peers.OPACUS_CANDIDATES))
+    parser.add_argument("--opacus-threads", type=int, default=1)
+    parser.add_argument("--json", metavar="PATH", help="also write every cell's scores to this JSON file")
+    parser.add_argument("--setup-peers", action="store_true", help="create the peer venvs and exit")
+    parser.add_argument("--skdp-commit", metavar="REV",
+                        help="measure skdp as committed at REV (e.g. HEAD): `git archive` of its skdp/ "
+                             "into a temporary folder put first on sys.path, so no uncommitted edit is measured")
+    args = parser.parse_args(argv)
+    if args.setup_peers:
+        peers.setup_peer_venvs()
+        return 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    if args.skdp_commit:
+        import tempfile
+
+        tmp = tempfile.mkdtemp(prefix="skdp_suite_")
+        archive = subprocess.run(["git", "-C", os.path.dirname(here), "archive", args.skdp_commit, "skdp"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        sys.path.insert(0, tmp)
+
+    import sklearn
+
+    import skdp
+
+    t_start = time.perf_counter()
+    seeds = list(range(args.seeds))
+    opacus_seeds = list(range(min(args.opacus_seeds, args.seeds)))
+    opacus_eps = [e for e in args.epsilons if e in args.opacus_epsilons]
+    search_seeds = list(range(min(args.search_seeds, args.seeds)))
+    search_eps = [e for e in args.epsilons if e in args.search_epsilons]
+    use_dpl = not args.no_dpl and args.dpl_python and os.path.exists(args.dpl_python)
+    use_opacus = not args.no_opacus and args.opacus_python and os.path.exists(args.opacus_python)
+    commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", args.skdp_commit or "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = "" if args.skdp_commit else subprocess.run(
+        ["git", "-C", here, "status", "--porcelain", "--", "skdp"], capture_output=True, text=True).stdout.strip()
+    print("## Benchmark suite: defaults across tables\n")
+    print(f"Command: {' '.join(['python'] + sys.argv)}")
+    print(f"skdp {skdp.__version__} from {os.path.dirname(skdp.__file__)} at commit {commit}"
+          + (" (git archive)" if args.skdp_commit else "")
+          + (" (uncommitted changes under skdp/)" if dirty else "") +
+          f"; scikit-learn {sklearn.__version__}; numpy {np.__version__}; Python {platform.python_version()}")
+    print(f"diffprivlib: {peers.peer_version(args.dpl_python, 'diffprivlib') + ' in ' + args.dpl_python if use_dpl else 'skipped'}; "
+          f"Opacus: {peers.peer_version(args.opacus_python, 'opacus') + ' in ' + args.opacus_python + f' ({args.opacus_threads} torch thread(s), {len(opacus_seeds)} seeds)' if use_opacus else 'skipped'}")
+    print(f"ε ∈ {{{', '.join(eps_name(e) for e in args.epsilons)}}}; seeds {seeds}; δ = {DELTA} for the documented "
+          "settings, the peers and the search (defaults keep their own δ); split seed 0. "
+          f"DPGridSearchCV: ε ∈ {{{', '.join(eps_name(e) for e in search_eps)}}}, seeds {search_seeds}; "
+          f"Opacus: ε ∈ {{{', '.join(eps_name(e) for e in opacus_eps)}}}, seeds {opacus_seeds}. "
+          "A cell left out shows –.")
+
+    all_flags, all_failures, dump, timings = [], [], [], {}
+    for name in args.tables:
+        t_task = time.perf_counter()
+        task = LOADERS[name]()
+        families = [f for f in FAMILIES[task.kind] if f in args.estimators]
+        specs = [s for f in families for s in FAMILY_SPECS[f]
+                 if (s.lib != "diffprivlib" or use_dpl) and (s.lib != "opacus" or use_opacus)]
+        if not specs:
+            continue
+        resolved = {}
+        for s in specs:
+            if s.lib == "skdp" and s.setting == "default":
+                cls, kw, added = resolve_defaults(s.family, task)
+                resolved[s.key], resolved[s.key + ".added"] = (cls, kw), added
+            elif s.lib == "skdp" and s.family != "search":
+                resolved[s.key] = documented(s.family, task)
+
+        # peers run in their subprocesses while this process runs skdp (2 cores)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        dj = [j for s in specs if s.lib == "diffprivlib" for j in dpl_jobs(s, task, args.epsilons, seeds)]
+        oj = [j for s in specs if s.lib == "opacus" for j in opacus_jobs(s, task, opacus_eps, opacus_seeds)]
+        fut_dpl = pool.submit(peers.run_jobs, peers.DPL_SCRIPT, args.dpl_python, task, dj) if dj else None
+        fut_opacus = (pool.submit(peers.run_jobs, peers.OPACUS_SCRIPT, args.opacus_python, task, oj,
+                                  str(args.opacus_threads)) if oj else None)
+
+        cells = {}
+        for s in specs:
+            if s.lib != "skdp":
+                continue
+            search = s.family == "search"
+            for e in search_eps if search else args.epsilons:
+                cells[(s.key, e)] = run_skdp_cell(s, task, e, search_seeds if search else seeds, resolved)
+            timings[(name, s.key)] = sum(c["seconds"] for (k, _), c in cells.items() if k == s.key)
+        refs = {f: sklearn_reference(f, task) for f in families}
+        base = baseline(task)
+        if fut_dpl:
+            cells.update(collect(dj, fut_dpl.result(), args.epsilons))
+        if fut_opacus:
+            cells.update(collect(oj, fut_opacus.result(), args.epsilons))
+        pool.shutdown()
+        for s in specs:
+            if s.lib != "skdp":
+                timings[(name, s.key)] = sum(c["seconds"] for (k, _), c in cells.items() if k == s.key)
+
+        text, flags, failures = report_task(task, specs, cells, refs, base, args.epsilons, resolved)
+        print(text)
+        print(f"\n[{name}: {time.perf_counter() - t_task:.0f} s wall; fit seconds per model: "
+              + ", ".join(f"{s.key} {timings[(name, s.key)]:.0f}" for s in specs) + "]")
+        sys.stdout.flush()
+        all_flags += flags
+        all_failures += failures
+        for (key, e), cell in cells.items():
+            dump.append(dict(table=name, model=key, epsilon=None if not math.isfinite(e) else e, **cell))
+        dump += [dict(table=name, model=f"sklearn.{f}", label=lab, score=v) for f, (lab, v) in refs.items()]
+        dump.append(dict(table=name, model="baseline", label=base[0], score=base[1]))
+
+    print("\n### Summary of flags\n")
+    for line in all_flags or ["(none)"]:
+        print(f"- {line}")
+    print("\n### Failures\n")
+    for line in all_failures or ["(none)"]:
+        print(f"- {line}")
+    total = time.perf_counter() - t_start
+    print(f"\nTotal wall time: {total:.0f} s ({total / 60:.1f} min) on {os.cpu_count()} cores.")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(command=sys.argv, commit=commit, cells=dump, flags=all_flags,
+                           failures=all_failures, seconds=total), f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
