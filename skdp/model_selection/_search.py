@@ -106,8 +106,8 @@ def _secret_seeds(estimator, rng):
 
     The seeds fix the noise of the fit. They must never be released with the
     model: whoever knows them can refit on each of two neighbouring datasets
-    and see which one reproduces the released values exactly (found in the
-    session-2 privacy review). The caller puts the returned values back with
+    and see which one reproduces the released values exactly (found in a
+    privacy review). The caller puts the returned values back with
     ``set_params`` once the fit is done.
     """
     users = _nested_params(estimator, "random_state")
@@ -557,7 +557,7 @@ def _private_fit(model, X, y, rng, expected, params, labels, main_pid):
       a rare label missing from a training part would otherwise fail that
       run after the charge.
     - Its warnings are not shown: their number would reveal the secret
-      number of runs K (found in the session-2 privacy review). The search's
+      number of runs K (found in a privacy review). The search's
       process silences them around all runs; a worker process, here.
     """
     recorder = _CurveRecorder()
@@ -580,7 +580,7 @@ def _sync_fitted_copies(estimator):
     A ``ColumnTransformer`` fits clones of its transformers (``transformers_``):
     resetting ``budget`` and ``random_state`` on the originals leaves the
     clones with the recorder and the secret seeds of the noise, which the
-    released model would carry (found in the session-2 review). Pipelines fit
+    released model would carry (found in a review). Pipelines fit
     their own steps, which are walked for nested column transformers.
     """
     if isinstance(estimator, Pipeline):
@@ -961,7 +961,8 @@ _PARAMS_DOC = """
     score_epsilon : float > 0, default=0.1
         ε of each run's noisy validation count (pure DP).
     n_runs_mean : float, default=10
-        E[K], the mean number of runs.
+        E[K], the mean number of runs: > 1 for the truncated laws, >= 1 for
+        Poisson (Papernot & Steinke 2022, Thm. 6 does not hold below 1).
     n_runs_distribution : {"logarithmic", "geometric", "truncated_negative_binomial", \
 "poisson"}, default="logarithmic"
         The law of K: logarithmic (η = 0), geometric (η = 1) or a truncated

@@ -343,17 +343,18 @@ def test_public_steps_on_a_dataframe_or_object_array_are_allowed(as_frame):
 
 
 def test_poisson_zero_runs_outputs_no_candidate_and_keeps_the_charge():
-    # P[K = 0] = exp(-0.05) ≈ 0.95 for a Poisson law of mean 0.05; seed 0 draws K = 0.
+    # P[K = 0] = exp(-1) ≈ 0.37 for a Poisson law of mean 1 (the smallest mean that
+    # Thm. 6 covers); seed 0 draws K = 0.
     X, y = _data()
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     FITS_PAST_THE_CHARGE.clear()
     search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0]}, score_epsilon=0.5,
-                            n_runs_distribution="poisson", n_runs_mean=0.05, budget=budget,
+                            n_runs_distribution="poisson", n_runs_mean=1.0, budget=budget,
                             random_state=0)
     with pytest.warns(NoCandidateWarning):
         search.fit(X, y)
     assert len(budget) == 1
-    expected = _expected([2.0], 0.5, kind="poisson", mean=0.05)
+    expected = _expected([2.0], 0.5, kind="poisson", mean=1.0)
     assert budget.spent()[0] == pytest.approx(expected.epsilon(DELTA), rel=1e-12)
     assert search.best_estimator_ is None and search.best_params_ is None
     assert FITS_PAST_THE_CHARGE == []  # nothing ran
