@@ -4,6 +4,7 @@ All estimators draw on one shared :class:`PrivacyBudget`, which composes every
 spend through Rényi differential privacy.
 """
 
+from ._cost import PrivacyCost, privacy_cost
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, BudgetExhaustedWarning, PrivacyLeakWarning
 
@@ -13,6 +14,8 @@ __all__ = [
     "BudgetExceededError",
     "BudgetExhaustedWarning",
     "PrivacyBudget",
+    "PrivacyCost",
     "PrivacyLeakWarning",
     "__version__",
+    "privacy_cost",
 ]

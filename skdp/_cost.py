@@ -1,0 +1,148 @@
+"""The privacy cost of an estimator, a pipeline or a private search, before it is fitted."""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.pipeline import Pipeline
+
+from .accounting import RDPCurve
+from .model_selection._search import (
+    _BaseDPSearch,
+    _CurveRecorder,
+    _n_samples,
+    _nested_params,
+    _placeholder_X,
+    _placeholder_y,
+    _ProbeStop,
+    _quiet,
+    _set_nested,
+)
+from .utils import DEFAULT_DELTA, check_delta
+
+__all__ = ["PrivacyCost", "privacy_cost"]
+
+
+class PrivacyCost(NamedTuple):
+    """What a fit charges: ``(epsilon, delta)`` and the RDP curve they come from.
+
+    ``delta`` is the δ asked for, or the curve's own δ (0 for pure ε-DP) when
+    its pure bound gives the smaller ε, as in ``epsilon_spent_``.
+    """
+
+    epsilon: float
+    delta: float
+    curve: RDPCurve
+
+
+def privacy_cost(estimator, X, y=None, *, delta=None):
+    """The privacy curve that fitting ``estimator`` on data like ``X`` charges, before fitting.
+
+    Works for an skdp estimator, a ``Pipeline`` or ``ColumnTransformer`` of
+    skdp steps and public transformers, and a private search. Every skdp fit
+    computes its curve from its parameters and the data's public sizes before
+    it reads a value, so the cost is found by fitting a clone on
+    *placeholders* with the shape, dtypes and column names of ``X``, each skdp
+    step charging a recorder instead of a budget: no value of ``X`` is read,
+    and nothing is charged. Of ``y``, only the label set is read, and only for
+    a classifier without a public ``classes``.
+
+    The cost of a search is that of the whole search (its runs, scores and
+    refit); the cost of a pipeline is the composition of its skdp steps'
+    curves, each step counted whatever its ``budget``. Estimators whose cost
+    depends on the number of rows (DP-SGD with ``sampling_rate=None``) need
+    ``X`` with as many rows as the fit will have; a search's training part has
+    a random size, so its cost can differ from the charge by that much.
+
+    Parameters
+    ----------
+    estimator : estimator, Pipeline, ColumnTransformer or private search
+        Not fitted, not changed.
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Data shaped like the data to fit (only its shape, dtypes and column
+        names are read).
+    y : array-like of shape (n_samples,), default=None
+        The target, when the fit takes one.
+    delta : float in [0, 1), default=None
+        The δ at which to state the cost. ``None``: the δ of the budget the
+        estimator (or a step of it) holds, else the estimator's own ``delta``,
+        else :data:`skdp.utils.DEFAULT_DELTA`.
+
+    Returns
+    -------
+    PrivacyCost
+        ``(epsilon, delta, curve)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skdp import privacy_cost
+    >>> from skdp.naive_bayes import DPGaussianNB
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> X, y = np.zeros((1000, 4)), np.zeros(1000)
+    >>> pipe = make_pipeline(DPStandardScaler(bounds=(-3, 3), epsilon=0.5),
+    ...                      DPGaussianNB(bounds=(-3, 3), epsilon=1.0, classes=[0, 1]))
+    >>> cost = privacy_cost(pipe, X, y)
+    >>> round(cost.epsilon, 2), cost.delta
+    (1.14, 1e-05)
+
+    Composed in RDP, the two fits cost less than 0.5 + 1.
+    """
+    if delta is None:
+        budgets = [b for b in _nested_params(estimator, "budget").values() if b is not None]
+        own = estimator.get_params(deep=False).get("delta")
+        delta = budgets[0].delta if budgets else DEFAULT_DELTA if own is None else own
+    delta = check_delta(delta)
+    model = clone(estimator)
+    recorder = _CurveRecorder()
+    if not _set_nested(model, "budget", lambda: recorder):
+        raise ValueError(
+            f"{type(estimator).__name__} has no `budget` parameter, nor does any step of it: "
+            "it is not an skdp estimator and has no privacy cost to compute."
+        )
+    n = _n_samples(X)
+    X_like = _placeholder_X(X, n)
+    y_like = None if y is None else _placeholder_target(model, y, n)
+    with _quiet():
+        _record(model, X_like, y_like, recorder)
+    curve = recorder.total()
+    eps, order = curve.epsilon_and_order(delta)
+    return PrivacyCost(eps, curve.delta if order == math.inf else delta, curve)
+
+
+def _placeholder_target(model, y, n):
+    """Labels cycling through the public label set for a classifier, zeros otherwise."""
+    final = model.estimator if isinstance(model, _BaseDPSearch) else model
+    if isinstance(final, Pipeline):
+        final = final.steps[-1][1]
+    return _placeholder_y(final, y, n) if is_classifier(final) else np.zeros(n)
+
+
+def _record(estimator, X, y, recorder):
+    """Fit ``estimator`` on placeholders, each skdp fit charging ``recorder``.
+
+    The leading steps of a Pipeline are fitted in full (their output feeds the
+    next step); the last step, or a lone estimator, stops at its charge,
+    except a transformer that may hold several skdp parts (a
+    ``ColumnTransformer``), which is fitted in full.
+    """
+    if isinstance(estimator, Pipeline):
+        Xt = X
+        for _, step in estimator.steps[:-1]:
+            if step is not None and step != "passthrough":
+                recorder.stop = False
+                Xt = step.fit_transform(Xt, y)
+        last = estimator.steps[-1][1]
+        if last is not None and last != "passthrough":
+            _record(last, Xt, y, recorder)
+        return
+    # A private search charges once, a plain skdp estimator once: stop there.
+    recorder.stop = isinstance(estimator, _BaseDPSearch) or hasattr(estimator, "_charge_budget")
+    try:
+        estimator.fit(X, y)
+    except _ProbeStop:
+        pass
+    finally:
+        recorder.stop = False
