@@ -1,0 +1,214 @@
+"""DPPipeline: one charge for every private step of a pipeline, or none."""
+
+from collections import Counter
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+
+from .._cost import _placeholder_target, _record
+from ..accounting import RDPCurve
+from ..budget import PrivacyBudget
+from ..model_selection._search import (
+    _CurveRecorder,
+    _check_values,
+    _n_samples,
+    _nested_params,
+    _placeholder_X,
+    _quiet,
+)
+
+__all__ = ["DPPipeline", "make_pipeline"]
+
+
+class _Prepaid(_CurveRecorder):
+    """Stands for the budget while the steps fit: their curves were charged in advance.
+
+    Each step's charge is checked against what the pipeline reserved; a step
+    charging more than that (which would mean its curve depended on something
+    the reservation did not see) raises instead of spending it.
+    """
+
+    def __init__(self, reserved):
+        super().__init__()
+        self.reserved = reserved
+
+    def charge(self, curve, *, label=None):
+        spent, reserved = self.total() + curve, self.reserved
+        within = (
+            spent.delta <= reserved.delta
+            and np.array_equal(spent.orders, reserved.orders)
+            and np.all(spent.rdp <= reserved.rdp * (1 + 1e-9) + 1e-15)
+        )
+        if not within:
+            raise RuntimeError(
+                "A step of the pipeline charged more than the pipeline reserved for it; "
+                "nothing more was charged. Please report this as a bug of skdp."
+            )
+        self.curves.append(curve)
+
+
+class DPPipeline(Pipeline):
+    """A ``Pipeline`` that charges its budget once for all its private steps, or not at all.
+
+    With scikit-learn's ``Pipeline``, every skdp step charges the shared
+    budget when it is fitted: a pipeline whose steps cannot all be afforded
+    spends on the first steps and then fails on a later one, leaving nothing
+    fitted and the budget spent. ``DPPipeline`` fits in four steps:
+
+    1. every step validates the real input up to its own charge (bad input
+       is refused before anything is spent);
+    2. the curves of all the private steps that share the budget are found
+       from their parameters and the data's shape (as
+       :func:`skdp.privacy_cost` finds them);
+    3. their composition is charged in **one** transaction, or refused with
+       :class:`~skdp.BudgetExceededError` before any step is fitted;
+    4. the steps are fitted, each drawing on that reservation.
+
+    All the private steps must share one budget (or have ``budget=None``:
+    they are then not charged, as in a plain ``Pipeline``). Everything else
+    is scikit-learn's ``Pipeline``: it clones, pickles and runs inside
+    ``GridSearchCV`` and ``cross_val_score``, where each fit is one charge.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator)
+    transform_input, memory, verbose
+        As in :class:`sklearn.pipeline.Pipeline`.
+
+    See Also
+    --------
+    make_pipeline : Build a DPPipeline from its steps, naming them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import BudgetExceededError, PrivacyBudget
+    >>> from skdp.naive_bayes import DPGaussianNB
+    >>> from skdp.pipeline import make_pipeline
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(2000, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> budget = PrivacyBudget(1.0, 1e-5)
+    >>> pipe = make_pipeline(DPStandardScaler(bounds=(-3, 3), epsilon=0.5, budget=budget),
+    ...                      DPGaussianNB(bounds=(-3, 3), epsilon=1.0, classes=[0, 1],
+    ...                                   budget=budget))
+    >>> try:
+    ...     pipe.fit(X, y)
+    ... except BudgetExceededError:
+    ...     print("refused as a whole:", len(budget), "charges")
+    refused as a whole: 0 charges
+    >>> pipe.set_params(dpstandardscaler__epsilon=0.2, dpgaussiannb__epsilon=0.5).fit(X, y)
+    DPPipeline(...)
+    >>> len(budget)
+    1
+    """
+
+    def fit(self, X, y=None, **params):
+        """Charge the private steps' curves once, then fit every step.
+
+        Parameters
+        ----------
+        X : iterable
+            Training data, as for :meth:`sklearn.pipeline.Pipeline.fit`.
+        y : iterable, default=None
+        **params : dict
+            Passed on as by :meth:`sklearn.pipeline.Pipeline.fit`.
+
+        Returns
+        -------
+        self
+        """
+        keys, budget = self._budget_keys()
+        if budget is None:
+            return super().fit(X, y, **params)
+        # (1) every step refuses here what it would refuse in the fit.
+        with _quiet():
+            _check_values(self._as_pipeline(), X, y, labels=None)
+        # (2) the curves of the steps that charge this budget, from shapes only.
+        curve = self._reserved_curve(X, y, keys)
+        # (3) one charge for all of them, or none.
+        budget.charge(curve, label=self._label())
+        # (4) the steps fit against the reservation, then get their budget back.
+        prepaid = _Prepaid(curve)
+        self.set_params(**{k: prepaid for k in keys})
+        try:
+            super().fit(X, y, **params)
+        finally:
+            self.set_params(**{k: budget for k in keys})
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        """Fit as :meth:`fit` does, then transform ``X`` with the fitted steps."""
+        return self.fit(X, y, **params).transform(X)
+
+    def fit_predict(self, X, y=None, **params):
+        """Fit as :meth:`fit` does, then predict ``X`` with the fitted pipeline."""
+        return self.fit(X, y, **params).predict(X)
+
+    def _budget_keys(self):
+        """The parameter keys holding the budget, and that budget (one for all steps)."""
+        held = {k: b for k, b in _nested_params(self, "budget").items() if b is not None}
+        budgets = {id(b): b for b in held.values()}
+        if len(budgets) > 1:
+            raise ValueError(
+                "The private steps of a DPPipeline must share one PrivacyBudget (or have "
+                f"budget=None); these hold {len(budgets)} different ones: {sorted(held)}."
+            )
+        budget = next(iter(budgets.values()), None)
+        if budget is not None and not isinstance(budget, PrivacyBudget):
+            raise TypeError(f"budget must be a PrivacyBudget; got {type(budget).__name__}.")
+        return list(held), budget
+
+    def _reserved_curve(self, X, y, keys):
+        model = self._as_pipeline()
+        recorder = _CurveRecorder()
+        model.set_params(**{k: recorder for k in keys})
+        n = _n_samples(X)
+        y_like = None if y is None else _placeholder_target(model, y, n)
+        with _quiet():
+            _record(model, _placeholder_X(X, n), y_like, recorder)
+        return recorder.total() if recorder.curves else RDPCurve.zero()
+
+    def _as_pipeline(self):
+        """An unfitted scikit-learn Pipeline of clones of the steps (it charges step by step)."""
+        return Pipeline(clone(self).steps)
+
+    def _label(self):
+        names = [type(step).__name__ for _, step in self.steps
+                 if step is not None and not isinstance(step, str)]
+        text = f"DPPipeline({', '.join(names)})"
+        return text if len(text) <= 300 else text[:297] + "..."
+
+
+def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+    """Build a :class:`DPPipeline` from its steps, named after their classes in lower case.
+
+    Parameters
+    ----------
+    *steps : estimators
+    memory, transform_input, verbose
+        As in :func:`sklearn.pipeline.make_pipeline`.
+
+    Returns
+    -------
+    DPPipeline
+
+    Examples
+    --------
+    >>> from skdp.pipeline import make_pipeline
+    >>> from skdp.naive_bayes import DPGaussianNB
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> pipe = make_pipeline(DPStandardScaler(bounds=(0, 1)), DPGaussianNB(bounds=(-5, 5)))
+    >>> [name for name, _ in pipe.steps]
+    ['dpstandardscaler', 'dpgaussiannb']
+    """
+    names = [type(s).__name__.lower() if not isinstance(s, str) else s for s in steps]
+    counts, seen = Counter(names), Counter()
+    named = []
+    for name, step in zip(names, steps):
+        if counts[name] > 1:
+            seen[name] += 1
+            name = f"{name}-{seen[name]}"
+        named.append((name, step))
+    return DPPipeline(named, memory=memory, transform_input=transform_input, verbose=verbose)
