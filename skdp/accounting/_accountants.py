@@ -181,8 +181,23 @@ def _loss_span(leaf, tail):
     if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
         mu = (2.0 if isinstance(leaf, SampledWithoutReplacementEvent) else 1.0) / leaf.event.noise_multiplier
         q = leaf.sampling_rate
+        if q >= 1.0:
+            return 2.0 * z * mu
         return float(_mech._subsampled_loss(mu + z, q, mu) - _mech._subsampled_loss(-z, q, mu))
     return 0.0
+
+
+def _pure_epsilon(leaf):
+    """The pure ε-DP bound of one run (``inf`` if there is none)."""
+    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent)):
+        return leaf.epsilon
+    if isinstance(leaf, ApproximateDPEvent):
+        return leaf.epsilon if leaf.delta == 0 else math.inf
+    if isinstance(leaf, LaplaceEvent):
+        return 1.0 / leaf.noise_multiplier
+    if isinstance(leaf, DiscreteLaplaceEvent):
+        return leaf.sensitivity / leaf.scale
+    return math.inf
 
 
 def _leaf_plds(leaf, step, tail):
@@ -375,11 +390,15 @@ class PLDAccountant(_Accountant):
             return math.inf
         if not active:
             return 0.0
+        pure = sum(c * _pure_epsilon(leaf) for leaf, c in active)
+        if delta == 0.0:
+            # pure ε-DP bounds add up, and the sum is the largest loss (exact)
+            return pure
         mu = self._gdp_mu(active)
         if mu is not None:
             return gdp_to_epsilon(mu, delta)
         remove, add = self._composed()
-        return max(remove.epsilon(delta), add.epsilon(delta))
+        return min(pure, max(remove.epsilon(delta), add.epsilon(delta)))
 
     def delta(self, epsilon):
         """Smallest δ such that the composition is (ε, δ)-DP."""
@@ -388,6 +407,8 @@ class PLDAccountant(_Accountant):
         if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
             return 1.0
         if not active:
+            return 0.0
+        if epsilon >= sum(c * _pure_epsilon(leaf) for leaf, c in active):
             return 0.0
         mu = self._gdp_mu(active)
         if mu is not None:

@@ -322,7 +322,7 @@ def compose_plds(parts, *, tail_bound=1e-15):
         if pld.infinity_mass >= 1.0:
             return PrivacyLossDistribution(step, 0, [0.0], 1.0)
         log_finite += count * math.log1p(-pld.infinity_mass)
-    infinity_mass = -math.expm1(log_finite)
+    infinity_mass = max(0.0, -math.expm1(log_finite))
     extra = sum(count * pld.extra_delta for pld, count in parts)
     full_lo = sum(count * pld.offset for pld, count in parts)
     full_hi = sum(count * (pld.offset + pld.pmf.size - 1) for pld, count in parts)
