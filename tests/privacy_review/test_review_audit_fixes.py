@@ -500,7 +500,7 @@ def _sparse_pipeline(**encoder):
     encoder = {"categories": [_CATS], "handle_unknown": "ignore", **encoder}
     ct = ColumnTransformer([("cat", OneHotEncoder(**encoder), ["cat"]),
                             ("x", "passthrough", ["x"])])  # sparse_threshold=0.3
-    return Pipeline([("ct", ct), ("clf", DPLogisticRegression(classes=[0, 1], bounds_X=(-1, 1)))])
+    return Pipeline([("ct", ct), ("clf", DPLogisticRegression(classes=[0, 1]))])
 
 
 def _frame(first, other, n_first, categories, n=1000, seed=0):
