@@ -13,7 +13,7 @@ from ..accounting import RDPCurve, calibrate_noise_multiplier
 from ..mechanisms import GaussianMechanism
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_numeric_target
-from ._row_norm import check_data_norm, clip_row_norms
+from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
 
 __all__ = ["DPLinearRegression"]
 
@@ -64,20 +64,17 @@ def _gram_sensitivity(max_abs_X, max_abs_y, *, data_norm=math.inf, intercept=Tru
     return math.sqrt(max((total**2 + squares) / 2.0 - t_y**2, 0.0))
 
 
-def _clipped_design(X, y, *, bounds_X, data_norm, bounds_y, centre, scale, fit_intercept):
-    """Z = (x, [1], y') per row: x clipped to the box then to ``data_norm``, y' mapped.
+def _clipped_design(X, y, *, clipper, bounds_y, centre, scale, fit_intercept):
+    """Z = (x', [1], y') per row: x' = ``clipper.centred(x)``, y' the mapped target.
 
-    The box clip (``bounds_X``, skipped when ``None``) comes first, then the
-    row-norm clip (skipped when ``data_norm`` is ``None``), which only shrinks
-    magnitudes; so every row has abs(x_j) <= max(abs(lower_j), abs(upper_j)) and
-    ||x|| <= data_norm, the constraints ``_gram_sensitivity`` uses. The target
-    is clipped to ``bounds_y`` and mapped to y' = (y − centre) / scale; the
-    final clip to that map's image of the bounds only removes rounding.
+    ``clipper`` (a :class:`~skdp.linear_model._row_norm.RowClipper`) clips x
+    to the box, subtracts its centre and scales the offset down to its norm
+    bound; so every row has abs(x'_j) <= m_j and ||x'|| <= data_norm, the
+    constraints ``_gram_sensitivity`` uses. The target is clipped to
+    ``bounds_y`` and mapped to y' = (y − centre) / scale; the final clip to
+    that map's image of the bounds only removes rounding.
     """
-    if bounds_X is not None:
-        X = np.clip(X, bounds_X[0], bounds_X[1])
-    if data_norm is not None:
-        X = clip_row_norms(X, data_norm)
+    X = clipper.centred(X)
     lower_y, upper_y = bounds_y
     max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
     y = np.clip((np.clip(y, lower_y, upper_y) - centre) / scale, -max_abs_y, max_abs_y)
@@ -122,6 +119,22 @@ def _solve_psd(A, b, ridge):
     keep = w > tol
     inv[keep] = 1.0 / w[keep]
     return V @ (inv * (V.T @ b))
+
+
+def _adaptive_ridge(A, noise_bound):
+    """AdaSSP's ridge max(0, B − λ̃_min), with λ̃_min read from the released noisy XᵀX.
+
+    Wang 2018 (Alg. 2) adds λ = max(0, B − λ̃_min) where B bounds the noise's
+    spectral norm with probability 1 − ρ and λ̃_min is a private lower bound
+    on λ_min(XᵀX), released with its own share of ε. Here λ̃_min comes from
+    the noisy matrix A = XᵀX + E already released: by Weyl's inequality
+    λ_min(XᵀX) >= λ_min(A) − ‖E‖ >= λ_min(A) − B on the same event, so
+    λ̃_min = max(0, λ_min(A) − B) costs no privacy (post-processing). A well
+    conditioned XᵀX (large n) gets a ridge that falls to 0, instead of the
+    data-independent B.
+    """
+    lam_min = float(linalg.eigvalsh(A)[0]) if A.size else 0.0
+    return max(0.0, noise_bound - max(0.0, lam_min - noise_bound))
 
 
 class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -326,10 +339,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         rng = check_generator(self.random_state)
 
         # (2) the curve, from public parameters alone.
-        if bounds_X is None:
-            max_abs_X = np.full(X.shape[1], math.inf)
-        else:
-            max_abs_X = np.maximum(np.abs(bounds_X[0]), np.abs(bounds_X[1]))
+        clipper, max_abs_X = self._row_clipper(bounds_X, data_norm, X.shape[1])
         # The target's public map onto [-1, 1]: y' = (y - centre) / scale.
         if self.fit_intercept:
             centre, scale = (lower_y + upper_y) / 2.0, (upper_y - lower_y) / 2.0
@@ -338,8 +348,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         scale = scale if scale > 0 else 1.0
         max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
         sensitivity = _gram_sensitivity(
-            max_abs_X, max_abs_y,
-            data_norm=math.inf if data_norm is None else data_norm,
+            max_abs_X, max_abs_y, data_norm=clipper.data_norm,
             intercept=bool(self.fit_intercept),
         )
         if epsilon == math.inf:
@@ -349,29 +358,56 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             mechanism = GaussianMechanism(noise_multiplier=sigma, sensitivity=sensitivity)
             noise_std, curve = mechanism.sigma, mechanism.privacy_curve()
         q = X.shape[1] + int(bool(self.fit_intercept))  # size of the Gram matrix of the design
-        if self.ridge == "auto":
-            ridge = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
-        else:
-            ridge = float(self.ridge)
+        # A bound, with probability 1 − ρ, on the spectral norm of the noise of
+        # the XᵀX block (the noise-dependent term of AdaSSP's ridge, Wang 2018, Alg. 2).
+        noise_bound = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
 
         # (3) charge once; a refusal raises before any value is read.
         self._charge_budget(curve)
 
         # (4) only now read the values.
         Z = _clipped_design(
-            X, y, bounds_X=bounds_X, data_norm=data_norm, bounds_y=(lower_y, upper_y),
+            X, y, clipper=clipper, bounds_y=(lower_y, upper_y),
             centre=centre, scale=scale, fit_intercept=bool(self.fit_intercept),
         )
         gram = _perturbed_gram(Z, mechanism, rng)
+        if self.ridge == "auto":
+            ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
+        else:
+            ridge = float(self.ridge)
         theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1], ridge)
 
         n_features = X.shape[1]
         self.coef_ = theta[:n_features] * scale
         self.intercept_ = float(theta[n_features] * scale + centre) if self.fit_intercept else 0.0
+        if clipper.centre is not None:  # w·(x − c) + b = w·x + (b − w·c)
+            self.intercept_ = float(self.intercept_ - self.coef_ @ clipper.centre)
         self.noise_multiplier_ = sigma
         self.sensitivity_ = sensitivity
         self.ridge_ = ridge
+        self.data_norm_ = clipper.data_norm
+        self._clipper = clipper
         return self
+
+    def _row_clipper(self, bounds_X, data_norm, n_features):
+        """The row map of the model, and the per-feature bound m of its centred rows.
+
+        ``data_norm`` given: rows are clipped to the box (if any), then scaled
+        to ``data_norm`` around 0. Only ``bounds_X``: rows are clipped to the
+        box and, with an intercept, centred at its midpoint, which the
+        intercept absorbs; the norm bound is then the box's
+        (:func:`~skdp.linear_model._row_norm.box_centre_and_norm`), and m the
+        box's half-widths.
+        """
+        if bounds_X is None:
+            return RowClipper(data_norm=data_norm), np.full(n_features, math.inf)
+        lower, upper = bounds_X
+        if data_norm is not None:
+            return (RowClipper(lower=lower, upper=upper, data_norm=data_norm),
+                    np.maximum(np.abs(lower), np.abs(upper)))
+        centre, norm = box_centre_and_norm(lower, upper, centre=bool(self.fit_intercept))
+        max_abs = (upper - lower) / 2.0 if centre is not None else np.maximum(np.abs(lower), np.abs(upper))
+        return RowClipper(lower=lower, upper=upper, centre=centre, data_norm=norm), max_abs
 
     def predict(self, X):
         """Predict with the private linear model.
@@ -386,4 +422,4 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_ + self.intercept_
+        return self._clipper.transform(X) @ self.coef_ + self.intercept_

@@ -10,10 +10,17 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
-from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
-from ..utils import check_delta, check_epsilon, check_generator
+from ..accounting import RDPCurve, gaussian_rdp
+from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_classes
-from ._row_norm import clip_row_norms
+from ._row_norm import (
+    RowClipper,
+    box_centre_and_norm,
+    calibrate_gaussian_after,
+    check_data_norm,
+    estimate_data_norm,
+    norm_estimate_curve,
+)
 
 __all__ = ["DPLogisticRegression"]
 
@@ -24,13 +31,28 @@ _MOMENTUM = 0.9
 _STEP = 2.0
 
 
-def _auto_steps(epsilon):
-    """Number of noisy gradient steps T chosen from ε alone (never from the private n).
+# Share of the Gaussian part's precision 1/σ² given to the noisy count n̂
+# (the rest goes to the gradients), and the share of ε given to the private
+# estimate of the row norm when neither ``data_norm`` nor ``bounds_X`` is public.
+_COUNT_SHARE = 0.05
+_NORM_EPSILON_SHARE = 0.2
+# The schedule: T = n̂ / (_ROWS_PER_STEP · σ_g) steps, between _MIN_STEPS and
+# _MAX_STEPS; the model is the mean of the iterates of the last half.
+_ROWS_PER_STEP = 28.0
+_MIN_STEPS = 10
+_MAX_STEPS = 500
+_AVG_FROM = 0.5
 
-    Fewer, less noisy steps at small ε; more steps when noise is cheap.
-    Measured on Adult (n ≈ 3·10⁴): 30 steps at ε = 0.1, 100 from ε ≈ 0.33 up.
+
+def _auto_steps(n_hat, sigma_grad):
+    """Number of noisy gradient steps T, from the noisy count n̂ and the gradients' σ_g.
+
+    n̂/σ_g is the data's size in units of the noise (it grows like ε·n):
+    few steps when the noise dominates, more when it is cheap. Any T costs
+    the same (each step's multiplier is σ_g·√T), so T may be chosen from the
+    released n̂. Measured on Adult: see the class docstring.
     """
-    return int(round(min(100.0, max(20.0, 300.0 * epsilon))))
+    return int(min(_MAX_STEPS, max(_MIN_STEPS, round(n_hat / (_ROWS_PER_STEP * sigma_grad)))))
 
 
 class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -144,7 +166,8 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         epsilon=1.0,
         delta=1e-5,
         C=1.0,
-        data_norm=1.0,
+        data_norm=None,
+        bounds_X=None,
         fit_intercept=True,
         classes=None,
         max_iter="auto",
@@ -155,6 +178,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.delta = delta
         self.C = C
         self.data_norm = data_norm
+        self.bounds_X = bounds_X
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.max_iter = max_iter
@@ -167,28 +191,47 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # -- validation ---------------------------------------------------------
-    def _check_params(self):
+    def _check_params(self, n_features):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         if epsilon < math.inf and delta == 0.0:
             raise ValueError("delta must be > 0 for finite epsilon: Gaussian noise never gives pure DP.")
-        for name in ("C", "data_norm"):
-            value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{name} must be a real number; got {type(value).__name__}.")
-            if not (0 < float(value) < math.inf):
-                raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
+        if isinstance(self.C, (bool, np.bool_)) or not isinstance(self.C, numbers.Real):
+            raise TypeError(f"C must be a real number; got {type(self.C).__name__}.")
+        if not (0 < float(self.C) < math.inf):
+            raise ValueError(f"C must be finite and > 0; got {self.C!r}.")
+        data_norm = None if self.data_norm is None else check_data_norm(self.data_norm)
+        bounds = None if self.bounds_X is None else check_bounds(self.bounds_X, n_features,
+                                                                  name="bounds_X")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise TypeError(f"fit_intercept must be a bool; got {self.fit_intercept!r}.")
         if self.max_iter == "auto":
-            steps = _auto_steps(epsilon)
+            steps = None
         elif isinstance(self.max_iter, numbers.Integral) and not isinstance(self.max_iter, bool):
             if self.max_iter < 1:
                 raise ValueError(f"max_iter must be >= 1 or 'auto'; got {self.max_iter!r}.")
             steps = int(self.max_iter)
         else:
             raise ValueError(f"max_iter must be an int >= 1 or 'auto'; got {self.max_iter!r}.")
-        return epsilon, delta, float(self.C), float(self.data_norm), steps
+        return epsilon, delta, float(self.C), data_norm, bounds, steps
+
+    def _row_clipper(self, bounds, data_norm, private):
+        """The public part of the row map, and whether the norm must be estimated privately.
+
+        ``data_norm`` given: rows (clipped to ``bounds_X`` if given) are
+        scaled to it around 0. Only ``bounds_X``: rows are clipped to the box
+        and, with an intercept, centred at its midpoint; the norm bound is the
+        box's (:func:`~skdp.linear_model._row_norm.box_centre_and_norm`).
+        Neither: no clipping without privacy; with privacy the norm is
+        estimated (returned as ``True``).
+        """
+        lower, upper = (None, None) if bounds is None else bounds
+        if data_norm is not None:
+            return RowClipper(lower=lower, upper=upper, data_norm=data_norm), False
+        if bounds is not None:
+            centre, norm = box_centre_and_norm(lower, upper, centre=bool(self.fit_intercept))
+            return RowClipper(lower=lower, upper=upper, centre=centre, data_norm=norm), False
+        return RowClipper(), private
 
     # -- fit ----------------------------------------------------------------
     def fit(self, X, y):
@@ -204,32 +247,41 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self
         """
         # 1. validate parameters and input (shapes, dtypes, finiteness).
-        epsilon, delta, C, data_norm, steps = self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, y_numeric=False)
-        classes = check_classes(y, self.classes, private=epsilon != math.inf)
+        epsilon, delta, C, data_norm, bounds, steps = self._check_params(X.shape[1])
+        private = epsilon != math.inf
+        classes = check_classes(y, self.classes, private=private)
         n_classes = classes.size
         binary = n_classes == 2
         intercept = 1.0 if self.fit_intercept else 0.0
-        # L2 norm of a row's log-loss gradient: |σ(z) − y|·‖x̃‖ (binary) or
-        # ‖p − e_y‖₂·‖x̃‖ ≤ √2·‖x̃‖ (softmax), with ‖x̃‖² ≤ data_norm² + intercept².
-        sensitivity = math.sqrt(data_norm**2 + intercept**2) * (1.0 if binary else math.sqrt(2.0))
+        clipper, estimate_norm = self._row_clipper(bounds, data_norm, private)
 
-        # 2. the privacy curve, from hyper-parameters alone.
-        if epsilon == math.inf:
-            sigma = 0.0
+        # 2. the privacy curve, from public parameters alone (never n, never a norm).
+        if not private:
+            sigma_count = sigma_grad = 0.0
             curve = RDPCurve.non_private()
         else:
-            sigma = calibrate_noise_multiplier(epsilon, delta, steps=steps + 1)
-            # T gradient sums and one count, each Gaussian with multiplier σ
-            # (Mironov 2017, Prop. 7), composed by RDP additivity (Prop. 1).
-            curve = (steps + 1) * gaussian_rdp(sigma)
+            norm_epsilon = _NORM_EPSILON_SHARE * epsilon if estimate_norm else None
+            fixed = norm_estimate_curve(norm_epsilon) if estimate_norm else None
+            # One Gaussian of multiplier σ split in two releases: 1/σ² = 1/σ_c² + 1/σ_g².
+            sigma = calibrate_gaussian_after(fixed, epsilon, delta)
+            sigma_count = sigma / math.sqrt(_COUNT_SHARE)
+            sigma_grad = sigma / math.sqrt(1.0 - _COUNT_SHARE)
+            # The count (sensitivity 1) and the T gradient sums, each Gaussian
+            # (Mironov 2017, Prop. 7) at multiplier σ_g·√T: T·α/(2σ_g²T) = α/(2σ_g²)
+            # whatever T, so T may follow from n̂ (adaptive composition, Prop. 1).
+            curve = gaussian_rdp(sigma_count) + gaussian_rdp(sigma_grad)
+            if fixed is not None:
+                curve = fixed + curve
 
         # 3. charge, once.
         self._charge_budget(curve)
 
         # 4. only now read the data's values.
         rng = check_generator(self.random_state)
-        Xa = clip_row_norms(X, data_norm)
+        if estimate_norm:
+            clipper.data_norm = estimate_data_norm(X, norm_epsilon, rng)
+        Xa = clipper.centred(X)
         if self.fit_intercept:
             Xa = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
         if binary:
@@ -240,41 +292,38 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         penalised = np.ones((Xa.shape[1], 1))
         if self.fit_intercept:
             penalised[-1] = 0.0
+        # L2 norm of a row's log-loss gradient: |σ(z) − y|·‖x̃‖ (binary) or
+        # ‖p − e_y‖₂·‖x̃‖ ≤ √2·‖x̃‖ (softmax), with ‖x̃‖² ≤ data_norm² + intercept².
+        sensitivity = math.sqrt(clipper.data_norm**2 + intercept**2) * (1.0 if binary else math.sqrt(2.0))
 
-        if epsilon == math.inf:
+        if not private:
             W, n_iter = _exact_fit(Xa, Y, C, penalised, binary)
+            step_sigma = 0.0
         else:
-            n_hat = max(Xa.shape[0] + sigma * rng.standard_normal(), 1.0)
-            smoothness = sensitivity**2 / (4.0 if binary else 2.0)
-            step = _STEP / smoothness
-            W = np.zeros((Xa.shape[1], n_out))
-            velocity = np.zeros_like(W)
-            for _ in range(steps):
-                residual = _residual(Xa @ W, Y, binary)
-                noise = sigma * sensitivity * rng.standard_normal(W.shape)
-                grad = (Xa.T @ residual + noise) / n_hat + penalised * W / (C * n_hat)
-                velocity = _MOMENTUM * velocity + grad
-                W = W - step * velocity
-            n_iter = steps
+            n_hat = max(Xa.shape[0] + sigma_count * rng.standard_normal(), 1.0)
+            n_iter = _auto_steps(n_hat, sigma_grad) if steps is None else steps
+            step_sigma = sigma_grad * math.sqrt(n_iter)
+            W = _noisy_gd(Xa, Y, C, penalised, binary, n_hat, n_iter, step_sigma, sensitivity, rng)
 
-        if self.fit_intercept:
-            self.coef_ = np.ascontiguousarray(W[:-1].T)
-            self.intercept_ = W[-1].copy()
-        else:
-            self.coef_ = np.ascontiguousarray(W.T)
-            self.intercept_ = np.zeros(n_out)
+        coef = W[:-1] if self.fit_intercept else W
+        self.coef_ = np.ascontiguousarray(coef.T)
+        self.intercept_ = W[-1].copy() if self.fit_intercept else np.zeros(n_out)
+        if clipper.centre is not None:  # w·(x − c) + b = w·x + (b − w·c)
+            self.intercept_ = self.intercept_ - self.coef_ @ clipper.centre
         self.classes_ = classes
         self.n_iter_ = n_iter
-        self.noise_multiplier_ = sigma
+        self.noise_multiplier_ = step_sigma
         self.sensitivity_ = sensitivity
+        self.data_norm_ = clipper.data_norm
+        self._clipper = clipper
         return self
 
     # -- predict ------------------------------------------------------------
     def decision_function(self, X):
-        """Linear scores: shape (n,) for two classes, (n, n_classes) otherwise."""
+        """Linear scores of the rows clipped as in ``fit``: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, accept_sparse=False, dtype=np.float64)
-        scores = X @ self.coef_.T + self.intercept_
+        scores = self._clipper.transform(X) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
@@ -302,6 +351,35 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 def _residual(Z, Y, binary):
     """Gradient of the summed log-loss with respect to the scores Z."""
     return expit(Z) - Y if binary else softmax(Z, axis=1) - Y
+
+
+def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng):
+    """T steps of heavy-ball DP-GD on mean log-loss + ‖w‖²/(2Cn̂), from 0.
+
+    Each step adds N(0, (σΔ)² I) to the exact full-batch gradient sum
+    (Δ = ``sensitivity``) and divides by the noisy count n̂. The step is
+    ``_STEP``/L, with L the public bound on the smoothness of the mean
+    log-loss: ‖x̃‖²/4 (binary, σ' ≤ 1/4) or ‖x̃‖²/2 (softmax, whose Hessian
+    in the scores is at most ½(I − 11ᵀ/K), Böhning 1992, Lemma); both are Δ²/4.
+    The model is the mean of the iterates of the last half (``_AVG_FROM``),
+    which damps the oscillation of heavy-ball steps and averages noise
+    (post-processing).
+    """
+    smoothness = sensitivity**2 / 4.0
+    step = _STEP / smoothness
+    W = np.zeros((Xa.shape[1], Y.shape[1]))
+    velocity = np.zeros_like(W)
+    average = np.zeros_like(W)
+    start = int(_AVG_FROM * steps)
+    for t in range(steps):
+        residual = _residual(Xa @ W, Y, binary)
+        noise = sigma * sensitivity * rng.standard_normal(W.shape)
+        grad = (Xa.T @ residual + noise) / n_hat + penalised * W / (C * n_hat)
+        velocity = _MOMENTUM * velocity + grad
+        W = W - step * velocity
+        if t >= start:
+            average += (W - average) / (t - start + 1)
+    return average
 
 
 def _exact_fit(Xa, Y, C, penalised, binary):

@@ -14,6 +14,7 @@ from skdp.mechanisms import GaussianMechanism
 from skdp.linear_model._linear import (
     DPLinearRegression,
     _gram_sensitivity,
+    _adaptive_ridge,
     _perturbed_gram,
     _solve_psd,
 )
@@ -147,15 +148,30 @@ def test_sensitivity_is_attained_and_never_exceeded():
 
 
 def test_sensitivity_of_the_estimator():
-    # The target is mapped onto [-1, 1] by its bounds, so m_y = 1 in the sensitivity.
+    # The target is mapped onto [-1, 1] by its bounds, so m_y = 1 in the sensitivity. With an
+    # intercept and no data_norm, rows are centred at the box's midpoint (0, 0.5), so the
+    # sensitivity is that of the half-widths (1, 2.5), not of max(|lower|, |upper|) = (1, 3).
     X, y = _data(n=30, d=2)
     est = DPLinearRegression(bounds_X=([-1, -2], [1, 3]), bounds_y=(-5, 4), random_state=0)
     est.fit(X, y)
-    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3], 1.0))
-    t = [1, 9, 1, 1]  # z² at the worst row (1, 3, 1, 1)
+    assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 2.5], 1.0))
+    t = [1, 6.25, 1, 1]  # z² at the worst centred row (1, 2.5, 1, 1)
     assert est.sensitivity_ == pytest.approx(math.sqrt((sum(t) ** 2 + sum(v**2 for v in t)) / 2 - 1))
+    assert est.data_norm_ == pytest.approx(math.sqrt(1 + 2.5**2))
+    # Without an intercept nothing can absorb a shift: no centring.
     est.set_params(fit_intercept=False).fit(X, y)
     assert est.sensitivity_ == pytest.approx(_gram_sensitivity([1, 3], 1.0, intercept=False))
+    assert est.data_norm_ == pytest.approx(math.sqrt(1 + 3**2))
+
+
+def test_centring_at_the_box_midpoint_cuts_the_sensitivity_of_a_unit_box():
+    # 57 columns in [0, 1]: centred, every entry is within 1/2 of the midpoint, so
+    # ||x'||² <= 57/4 and the Gram sensitivity (about ||x'||²) falls about 4-fold.
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, (50, 57)), rng.uniform(0, 1, 50)
+    est = DPLinearRegression(bounds_X=(0, 1), bounds_y=(0, 1), random_state=0).fit(X, y)
+    assert est.sensitivity_ == pytest.approx(_gram_sensitivity(np.full(57, 0.5), 1.0))
+    assert est.sensitivity_ < 0.3 * _gram_sensitivity(np.ones(57), 1.0)
 
 
 def test_noise_scale_matches_the_formula():
@@ -193,12 +209,30 @@ def test_solve_handles_an_indefinite_matrix():
     np.testing.assert_allclose(_solve_psd(A, b, 0.0), [1.0, 0.0])
 
 
-def test_auto_ridge_is_the_adassp_bound():
+def test_adaptive_ridge_rule():
+    # λ = max(0, B − max(0, λ_min(A) − B)): B when A is singular, falling to 0 at λ_min(A) = 2B.
+    B = 3.0
+    assert _adaptive_ridge(np.diag([0.0, 10.0]), B) == B
+    assert _adaptive_ridge(np.diag([-5.0, 10.0]), B) == B
+    assert _adaptive_ridge(np.diag([4.0, 10.0]), B) == pytest.approx(2.0)
+    assert _adaptive_ridge(np.diag([6.0, 10.0]), B) == 0.0
+    assert _adaptive_ridge(np.diag([60.0, 10.0]), B) == 0.0
+
+
+def test_auto_ridge_is_adassp_with_the_released_lambda_min():
     X, y = _data(n=100, d=2)
     est = DPLinearRegression(epsilon=1.0, random_state=0, **BOUNDS).fit(X, y)
     s, q = est.noise_multiplier_ * est.sensitivity_, 3
-    assert est.ridge_ == pytest.approx(s * math.sqrt(q * math.log(2 * q**2 / 0.05)))
+    bound = s * math.sqrt(q * math.log(2 * q**2 / 0.05))
+    # 100 rows in a box of half-width 10: XᵀX is small next to the noise: the full bound.
+    assert est.ridge_ == pytest.approx(bound)
     assert DPLinearRegression(ridge=2.5, **BOUNDS).fit(X, y).ridge_ == 2.5
+    # Many well-spread rows: λ_min(XᵀX) far above 2B, so no ridge is added (no over-shrinking).
+    rng = np.random.default_rng(0)
+    Xl = rng.uniform(-1, 1, (200_000, 2))
+    yl = Xl @ [1.0, -1.0] + rng.normal(0, 0.1, 200_000)
+    big = DPLinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-3, 3), random_state=0)
+    assert big.fit(Xl, yl).ridge_ == 0.0
 
 
 def test_dp_fit_is_accurate():

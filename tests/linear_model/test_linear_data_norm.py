@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from skdp.linear_model._linear import DPLinearRegression, _clipped_design, _gram_sensitivity
-from skdp.linear_model._row_norm import clip_row_norms
+from skdp.linear_model._row_norm import RowClipper, clip_row_norms
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
@@ -121,9 +121,10 @@ def test_neighbouring_datasets_change_the_release_by_at_most_the_sensitivity():
     centre, scale = 4.0, 6.0  # the documented map of (-2, 10) onto [-1, 1]
 
     def release(Xd, yd):
+        clipper = RowClipper(lower=np.full(4, -1.0), upper=np.full(4, 1.0), data_norm=1.5)
         return _released_of(_clipped_design(
-            Xd, yd, bounds_X=(np.full(4, -1.0), np.full(4, 1.0)), data_norm=1.5,
-            bounds_y=(-2.0, 10.0), centre=centre, scale=scale, fit_intercept=True))
+            Xd, yd, clipper=clipper, bounds_y=(-2.0, 10.0), centre=centre, scale=scale,
+            fit_intercept=True))
 
     base = release(X, y)
     rng = np.random.default_rng(2)
@@ -223,9 +224,12 @@ def test_data_norm_makes_the_fit_more_accurate():
             epsilon=0.5, bounds_y=(-2, 2), random_state=s, **kw).fit(X, y).predict(X) - ref) ** 2))
             for s in range(5)])
 
+    # The box alone (centred at its midpoint, ||x'||² <= 30/4) gives sensitivity 6.8; with
+    # data_norm √3 it is 3.7: the noise falls by that ratio, the error by about as much
+    # (measured 0.064 against 0.099).
     box = error(bounds_X=(0, 1))
     both = error(bounds_X=(0, 1), data_norm=math.sqrt(3))
-    assert both < 0.5 * box
+    assert both < 0.8 * box
 
 
 @parametrize_with_checks(
@@ -246,7 +250,7 @@ def test_sklearn_compatible_with_data_norm(estimator, check):
 def test_clip_row_norms_keeps_zero_rows_without_warnings():
     import warnings
 
-    from skdp.linear_model._row_norm import clip_row_norms
+    from skdp.linear_model._row_norm import RowClipper, clip_row_norms
 
     X = np.array([[0.0, 0.0], [3.0, 4.0], [0.3, 0.4]])
     with warnings.catch_warnings():
@@ -257,8 +261,50 @@ def test_clip_row_norms_keeps_zero_rows_without_warnings():
 
 
 def test_clip_row_norms_keeps_the_direction_of_huge_rows():
-    from skdp.linear_model._row_norm import clip_row_norms
+    from skdp.linear_model._row_norm import RowClipper, clip_row_norms
 
     X = np.array([[3e200, 4e200], [-1.7e308, 1.7e308]])
     out = clip_row_norms(X, 5.0)
     np.testing.assert_allclose(out, [[3.0, 4.0], [-5 / np.sqrt(2), 5 / np.sqrt(2)]])
+
+
+@pytest.mark.parametrize("params", [dict(data_norm=1.5), dict(bounds_X=(-1.0, 1.0)),
+                                    dict(bounds_X=(-1.0, 1.0), data_norm=1.5)])
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_predict_clips_rows_as_fit_does(params, epsilon):
+    # One model: predict clips a row as fit did (box, then norm), so a row and its clipped
+    # version get the same prediction. Without it, a data_norm below the rows' norms made
+    # the model extrapolate to rows it never saw (R² of -14,491 on a real table at ε = ∞).
+    X, y = _data(n=400, d=3)
+    X_big = 3.0 * X
+    est = DPLinearRegression(epsilon=epsilon, bounds_y=(-20, 20), random_state=0, **params)
+    est.fit(X_big, y)
+    clipped = X_big
+    if "bounds_X" in params:
+        clipped = np.clip(clipped, -1.0, 1.0)
+    clipped = clip_row_norms(clipped, est.data_norm_)  # the box's own bound, or data_norm
+    np.testing.assert_allclose(est.predict(X_big), est.predict(clipped), rtol=0, atol=1e-12)
+    if epsilon == math.inf:  # and it is least squares on the clipped rows
+        ref = LinearRegression().fit(clipped, y)
+        np.testing.assert_allclose(est.predict(X_big), ref.predict(clipped), rtol=0, atol=1e-8)
+        assert est.score(X_big, y) == pytest.approx(ref.score(clipped, y), abs=1e-10)
+
+
+def test_diabetes_epsilon_inf_matches_sklearn_and_private_beats_the_mean():
+    from sklearn.datasets import load_diabetes
+    from sklearn.model_selection import train_test_split
+
+    # Public bounds: each feature column is documented to be scaled to a sum of squares of
+    # 1, so |x| <= 1; the target (a disease-progression score) is taken to lie in [0, 400].
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    kw = dict(bounds_X=(-1, 1), bounds_y=(0, 400))
+    ours = DPLinearRegression(epsilon=math.inf, **kw).fit(Xtr, ytr).score(Xte, yte)
+    ref = LinearRegression().fit(Xtr, ytr).score(Xte, yte)
+    assert abs(ours - ref) <= 0.02
+    # ε·n = 20 · 309 ≈ 6,000: measured R² 0.06 to 0.08 over seeds (the box (-1, 1) is five
+    # times wider than the data's entries, and XᵀX is small next to the noise; sklearn
+    # 0.39). The mean predictor has R² <= 0 on the test split: every seed beats it.
+    r2 = [DPLinearRegression(epsilon=20.0, random_state=s, **kw).fit(Xtr, ytr).score(Xte, yte)
+          for s in range(5)]
+    assert min(r2) > 0.0

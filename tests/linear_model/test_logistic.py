@@ -1,6 +1,7 @@
 """Tests of DPLogisticRegression (noisy full-batch gradient descent)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from skdp.datasets import adult_preprocessor, adult_schema, load_adult
 from skdp.linear_model import DPLogisticRegression
+from skdp.linear_model._logistic import _auto_steps
+from skdp.linear_model._row_norm import calibrate_gaussian_after, clip_row_norms, norm_estimate_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
@@ -41,26 +44,54 @@ def _blobs(n=2000, seed=0, n_classes=2):
 
 def test_charges_the_documented_curve_once():
     X, y = _blobs()
-    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, random_state=0)
-    steps = 100 if 300 * 0.5 >= 100 else None
-    sigma = calibrate_noise_multiplier(0.5, 1e-6, steps=steps + 1)
-    fitted = assert_charges_once(est, X, y, expected_curve=(steps + 1) * gaussian_rdp(sigma), delta=1e-6)
-    assert fitted.n_iter_ == steps and fitted.noise_multiplier_ == pytest.approx(sigma)
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm=1.0, random_state=0)
+    sigma = calibrate_noise_multiplier(0.5, 1e-6)
+    # One Gaussian of multiplier σ split between the count (5% of 1/σ²) and the gradients.
+    expected = gaussian_rdp(sigma / math.sqrt(0.05)) + gaussian_rdp(sigma / math.sqrt(0.95))
+    fitted = assert_charges_once(est, X, y, expected_curve=expected, delta=1e-6)
+    # Each of the T steps has multiplier σ_g·√T, so the T steps together cost σ_g.
+    assert fitted.noise_multiplier_ == pytest.approx(sigma / math.sqrt(0.95) * math.sqrt(fitted.n_iter_))
     assert fitted.epsilon_spent_ <= 0.5 and fitted.epsilon_spent_ == pytest.approx(0.5, rel=1e-3)
     assert fitted.sensitivity_ == pytest.approx(math.sqrt(2.0))  # data_norm 1, intercept 1
 
 
-@pytest.mark.parametrize("epsilon, steps", [(0.01, 20), (0.1, 30), (0.2, 60), (5.0, 100)])
-def test_auto_steps_depend_on_epsilon_only(epsilon, steps):
-    X, y = _blobs(n=300)
-    assert DPLogisticRegression(epsilon=epsilon, random_state=0).fit(X, y).n_iter_ == steps
-    assert DPLogisticRegression(epsilon=epsilon, random_state=0).fit(X[:100], y[:100]).n_iter_ == steps
+def test_default_norm_is_estimated_privately_in_the_same_charge():
+    X, y = _blobs()
+    X = 7.0 * X  # a scale no default could guess
+    est = DPLogisticRegression(epsilon=1.0, random_state=0)
+    fixed = norm_estimate_curve(0.2)  # ε/5 for the norm's exponential mechanism
+    sigma = calibrate_gaussian_after(fixed, 1.0, 1e-5)
+    expected = fixed + gaussian_rdp(sigma / math.sqrt(0.05)) + gaussian_rdp(sigma / math.sqrt(0.95))
+    fitted = assert_charges_once(est, X, y, expected_curve=expected)
+    assert fitted.epsilon_spent_ == pytest.approx(1.0, rel=1e-3) and fitted.epsilon_spent_ <= 1.0
+    # The released norm is a point of the public grid near the 75% quantile of the norms.
+    norms = np.linalg.norm(X, axis=1)
+    assert np.quantile(norms, 0.5) <= fitted.data_norm_ <= norms.max()
+    assert math.log2(fitted.data_norm_) * 8 == pytest.approx(round(math.log2(fitted.data_norm_) * 8))
+    assert fitted.sensitivity_ == pytest.approx(math.sqrt(fitted.data_norm_**2 + 1))
+
+
+def test_the_curve_does_not_depend_on_n_but_the_steps_may():
+    X, y = _blobs(n=20_000)
+    curves, steps = [], []
+    for n in (300, 20_000):
+        fitted = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=0).fit(X[:n], y[:n])
+        curves.append(fitted.privacy_curve_)
+        steps.append(fitted.n_iter_)
+    assert curves[0] == curves[1]
+    assert steps[0] == 10 and steps[1] > 100  # the floor of 10, and n̂/(28σ_g)
+
+
+@pytest.mark.parametrize("n_hat, sigma, steps", [(10.0, 5.0, 10), (28_000.0, 10.0, 100),
+                                                 (1e9, 1.0, 500)])
+def test_auto_steps(n_hat, sigma, steps):
+    assert _auto_steps(n_hat, sigma) == steps
 
 
 def test_multiclass_sensitivity_and_single_run():
     X, y = _blobs(n_classes=3)
     budget = PrivacyBudget(10.0, 1e-5)
-    clf = DPLogisticRegression(epsilon=2.0, budget=budget, random_state=0).fit(X, y)
+    clf = DPLogisticRegression(epsilon=2.0, data_norm=1.0, budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 1 and clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
     assert clf.sensitivity_ == pytest.approx(math.sqrt(2.0) * math.sqrt(2.0))
     np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
@@ -130,9 +161,81 @@ def test_rows_are_clipped_to_data_norm():
     # every row of _blobs already has norm <= 1, and 100·x is scaled to norm 1.
     X, y = _blobs()
     X = X / np.linalg.norm(X, axis=1, keepdims=True)  # all rows of norm exactly 1
-    a = DPLogisticRegression(epsilon=1.0, random_state=3).fit(X, y).coef_
-    b = DPLogisticRegression(epsilon=1.0, random_state=3).fit(100 * X, y).coef_
-    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    a = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=3).fit(X, y)
+    b = DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=3).fit(100 * X, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("params", [dict(data_norm=1.0), dict(bounds_X=(-0.2, 0.2)),
+                                    dict(data_norm=0.5, bounds_X=(-0.2, 0.2)), dict()])
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_predict_clips_rows_as_fit_does(params, epsilon):
+    # One model: a row is clipped the same way at predict as at fit, so the scores of a
+    # row and of its clipped version are equal, and a row of norm 300 is not
+    # extrapolated. (Without this, a default that clips at fit applies the model to
+    # rows unlike its training rows.)
+    X, y = _blobs()
+    X = 3.0 * X  # many rows of norm > 1, and entries outside (-0.2, 0.2)
+    clf = DPLogisticRegression(epsilon=epsilon, random_state=0, **params).fit(X, y)
+
+    def clipped(Z):  # the documented map: box clip, then the norm (the box's centre is 0 here)
+        if "bounds_X" in params:
+            Z = np.clip(Z, -0.2, 0.2)
+        return clip_row_norms(Z, clf.data_norm_) if math.isfinite(clf.data_norm_) else Z
+
+    if "data_norm" in params:
+        assert clf.data_norm_ == params["data_norm"]
+    for Z in (X, 100 * X):
+        np.testing.assert_allclose(clf.decision_function(Z), clf.decision_function(clipped(Z)),
+                                   rtol=1e-12, atol=1e-12)
+        # ... and they are the linear scores of the clipped rows.
+        np.testing.assert_allclose(clf.decision_function(Z),
+                                   clipped(Z) @ clf.coef_.ravel() + clf.intercept_[0], atol=1e-10)
+    if params or epsilon < math.inf:
+        assert math.isfinite(clf.data_norm_)
+
+
+def test_epsilon_inf_without_bounds_clips_nothing():
+    X, y = _blobs()
+    X = 50 * X
+    clf = DPLogisticRegression(epsilon=math.inf).fit(X, y)
+    assert clf.data_norm_ == math.inf
+    ref = LogisticRegression(tol=1e-10, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    data = load_breast_cancer()
+    # Public bounds: the Min and Max printed for each column in the data set's documentation.
+    rows = re.findall(r"^[a-z ()]+:\s+([\d.]+)\s+([\d.]+)\s*$", data.DESCR, re.M)
+    lower, upper = np.array(rows, dtype=float).T
+    assert lower.size == 30
+    X = (data.data - lower) / (upper - lower)  # in [0, 1] by public bounds
+    return train_test_split(X, data.target, test_size=0.3, random_state=0, stratify=data.target)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(bounds_X=(0, 1))])
+def test_breast_cancer_epsilon_inf_matches_sklearn(breast_cancer, params):
+    Xtr, Xte, ytr, yte = breast_cancer
+    ours = DPLogisticRegression(epsilon=math.inf, **params).fit(Xtr, ytr)
+    ref = LogisticRegression(tol=1e-10, max_iter=10_000).fit(Xtr, ytr)
+    assert abs(ours.score(Xte, yte) - ref.score(Xte, yte)) <= 0.01
+    np.testing.assert_allclose(ours.predict_proba(Xte), ref.predict_proba(Xte), atol=1e-3)
+
+
+@pytest.mark.parametrize("params", [dict(), dict(bounds_X=(0, 1))])
+def test_breast_cancer_private_defaults_beat_the_majority_class(breast_cancer, params):
+    # ε·n = 6 · 398 ≈ 2,400. Measured accuracy about 0.92-0.94 over seeds, against a
+    # majority class of 0.63: every one of 5 seeds must beat the majority by 0.1.
+    Xtr, Xte, ytr, yte = breast_cancer
+    majority = max(yte.mean(), 1 - yte.mean())
+    accs = [DPLogisticRegression(epsilon=6.0, classes=[0, 1], random_state=s, **params)
+            .fit(Xtr, ytr).score(Xte, yte) for s in range(5)]
+    assert min(accs) > majority + 0.1
 
 
 def test_public_classes():
@@ -152,6 +255,7 @@ def test_bad_input_costs_nothing():
         DPLogisticRegression(random_state=0), X, y,
         bad_params=[{"epsilon": 0}, {"epsilon": -1.0}, {"delta": 1.0}, {"delta": 0.0}, {"C": 0},
                     {"data_norm": -1.0}, {"data_norm": math.inf}, {"max_iter": 0},
+                    {"bounds_X": (1.0, 0.0)}, {"bounds_X": ([0, 0], [1, 1])},
                     {"max_iter": "many"}, {"classes": [0, 5]}, {"classes": [1]}],
         bad_data=[(X_nan, y), (X_inf, y), (X, np.zeros_like(y)), (sp.csr_matrix(X), y),
                   (X, y[:-1]), (X, np.linspace(0, 1, len(y)))],
