@@ -97,6 +97,7 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
     delta = check_delta(delta)
     model = clone(estimator)
     recorder = _CurveRecorder()
+    recorder.delta = delta  # what a search given a total epsilon calibrates at
     if not _set_nested(model, "budget", lambda: recorder):
         raise ValueError(
             f"{type(estimator).__name__} has no `budget` parameter, nor does any step of it: "

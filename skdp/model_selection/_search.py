@@ -42,7 +42,7 @@ from ..accounting import (
 from ..budget import PrivacyBudget
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import DiscreteLaplaceMechanism
-from ..utils import check_budget, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_budget, check_epsilon, check_generator
 from ..utils._validation import check_classes
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV", "NoCandidateWarning"]
@@ -642,7 +642,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         self,
         estimator,
         *,
-        score_epsilon=0.1,
+        epsilon=None,
+        score_epsilon=None,
         n_runs_mean=10.0,
         n_runs_distribution="logarithmic",
         eta=None,
@@ -654,6 +655,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         random_state=None,
     ):
         self.estimator = estimator
+        self.epsilon = epsilon
         self.score_epsilon = score_epsilon
         self.n_runs_mean = n_runs_mean
         self.n_runs_distribution = n_runs_distribution
@@ -668,13 +670,16 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
     def _accounting_delta(self):
         if self.delta is not None:
             return float(self.delta)
-        return self.budget.delta if self.budget is not None else 1e-5
+        return self.budget.delta if self.budget is not None else DEFAULT_DELTA
 
     def _check_params(self):
         if not is_classifier(self.estimator):
             raise ValueError("The private search scores classifiers by noisy accuracy; "
                              f"{type(self.estimator).__name__} is not a classifier.")
-        check_epsilon(self.score_epsilon, name="score_epsilon", allow_inf=False)
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon, allow_inf=False)
+        if self.score_epsilon is not None:
+            check_epsilon(self.score_epsilon, name="score_epsilon", allow_inf=False)
         if self.n_runs_distribution not in _DISTRIBUTIONS:
             raise ValueError(f"n_runs_distribution must be one of {_DISTRIBUTIONS}; "
                              f"got {self.n_runs_distribution!r}.")
@@ -751,21 +756,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
 
         # (2) the curve of the whole search, from the parameters and shapes:
         # candidates are probed on placeholders of the parts' sizes.
-        score_curve = pure_dp_rdp(self.score_epsilon)
-        with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
-            train_curves = [_train_curve(self.estimator, p, X, y, train_idx.size)
-                            for p in candidates]
-        run_curve = _curve_max([c + score_curve for c in train_curves])
-        total = private_selection_rdp(run_curve, distribution)
-        # The noisy size of the validation part, released once to turn the
-        # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
-        total = total + score_curve
-        refit_curve = None
-        if self.refit:
-            with _quiet():
-                refit_curve = _curve_max([_train_curve(self.estimator, p, X, y, n)
-                                          for p in candidates])
-            total = total + refit_curve
+        score_curve = pure_dp_rdp(self._score_epsilon())
+        sizes = (X, y, train_idx.size, n, distribution, score_curve)
+        if self.epsilon is not None:
+            candidates = self._candidates_within_epsilon(candidates, sizes)
+        total, train_curves, refit_curve = self._search_curve(candidates, *sizes)
 
         # (3) charge once, whatever K is.
         self._charge_budget(total, label=self._search_label(len(candidates), distribution))
@@ -820,7 +815,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         with _quiet():  # no run's warning is shown: their number would reveal K
             results = Parallel(n_jobs=self.n_jobs)(
                 delayed(_one_run)(self.estimator, candidates[c], int(s), X_train, y_train,
-                                  X_val, y_val, self.score_epsilon, train_curves[c], labels,
+                                  X_val, y_val, self._score_epsilon(), train_curves[c], labels,
                                   os.getpid())
                 for c, s in zip(picks, seeds)
             )
@@ -829,7 +824,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         best_run = int(np.argmax([r[0] for r in results]))
         best_count, best_model = results[best_run]
         del results
-        noisy_n_val = int(DiscreteLaplaceMechanism(self.score_epsilon).randomise(
+        noisy_n_val = int(DiscreteLaplaceMechanism(self._score_epsilon()).randomise(
             val_idx.size, random_state=rng))
         self.best_index_ = int(picks[best_run])
         self.best_params_ = dict(candidates[self.best_index_])
@@ -852,9 +847,80 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         if hasattr(self.best_estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.best_estimator_.feature_names_in_
 
+    def _score_epsilon(self):
+        """ε of each run's noisy score: ``score_epsilon``, else 0.1, or a tenth of a total ε."""
+        if self.score_epsilon is not None:
+            return float(self.score_epsilon)
+        return 0.1 if self.epsilon is None else 0.1 * float(self.epsilon)
+
+    def _search_curve(self, candidates, X, y, n_train, n, distribution, score_curve):
+        """The whole search's curve, each run's training curve and the refit's curve.
+
+        Every curve is probed on placeholders of the parts' sizes.
+        """
+        with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
+            train_curves = [_train_curve(self.estimator, p, X, y, n_train) for p in candidates]
+        run_curve = _curve_max([c + score_curve for c in train_curves])
+        total = private_selection_rdp(run_curve, distribution)
+        # The noisy size of the validation part, released once to turn the
+        # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
+        total = total + score_curve
+        refit_curve = None
+        if self.refit:
+            with _quiet():
+                refit_curve = _curve_max([_train_curve(self.estimator, p, X, y, n)
+                                          for p in candidates])
+            total = total + refit_curve
+        return total, train_curves, refit_curve
+
+    def _candidates_within_epsilon(self, candidates, sizes):
+        """The candidates with every private step's ``epsilon`` scaled so the search costs ``epsilon``.
+
+        The steps' own ``epsilon`` values set how a run's ε is shared among
+        them; one factor t scales them all: the largest t (to 0.01%) whose
+        whole search costs at most ``epsilon`` at the accounting δ. Only
+        public inputs enter: the parameters and the parts' sizes.
+        """
+        keys = _nested_params(self.estimator, "epsilon")
+        if not keys:
+            raise ValueError(f"{type(self.estimator).__name__} has no `epsilon` parameter to "
+                             "set from the search's total epsilon.")
+        in_grid = sorted({k for p in candidates for k in p if k in keys})
+        if in_grid:
+            raise ValueError(f"With a total epsilon, the search sets {in_grid} itself; take "
+                             "them out of the candidates, or pass epsilon=None.")
+        for key, value in keys.items():
+            if value is None or not 0 < float(value) < math.inf:
+                raise ValueError(f"With a total epsilon, every step's epsilon sets its share "
+                                 f"and must be finite and > 0; {key}={value!r}.")
+        target, delta = float(self.epsilon), self._accounting_delta()
+
+        def scaled(t):
+            return [{**{k: t * float(v) for k, v in keys.items()}, **p} for p in candidates]
+
+        def cost(t):
+            total = self._search_curve(scaled(t), *sizes)[0]
+            return total.epsilon(delta) if total.delta <= delta else math.inf
+
+        lo = 1.0
+        while cost(lo) > target:
+            lo /= 4.0
+            if lo < 1e-6:
+                raise ValueError(
+                    f"epsilon={target:g} is too small for this search: its noisy scores and "
+                    "the selection alone cost about that much. Give a larger epsilon, a "
+                    "smaller score_epsilon or a smaller n_runs_mean.")
+        hi = lo * 2.0
+        while cost(hi) <= target and hi < 1e6:
+            lo, hi = hi, hi * 2.0
+        while hi / lo > 1.0001:  # bisection in log t; cost(lo) stays within the target
+            mid = math.sqrt(lo * hi)
+            lo, hi = (mid, hi) if cost(mid) <= target else (lo, mid)
+        return scaled(lo)
+
     def _search_label(self, n_candidates, distribution):
         return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} candidates, "
-                f"K~{distribution._describe()}, score_epsilon={self.score_epsilon:g}, "
+                f"K~{distribution._describe()}, score_epsilon={self._score_epsilon():g}, "
                 f"refit={self.refit})")
 
     # -- delegation -----------------------------------------------------------------
@@ -958,8 +1024,19 @@ _PRIVACY_DOC = """
 """
 
 _PARAMS_DOC = """
-    score_epsilon : float > 0, default=0.1
-        ε of each run's noisy validation count (pure DP).
+    epsilon : float > 0, default=None
+        The total ε of the whole search (its runs, their scores, the
+        selection and the refit), at ``delta``. The search then sets the
+        ``epsilon`` of every private step of each candidate itself: the
+        steps' own ``epsilon`` values say how a run's share is split among
+        them, and one factor scales them all to the largest values whose
+        search costs at most ``epsilon`` (``best_params_`` shows them).
+        ``None``: each run spends what its candidate's parameters say, and
+        the total follows (read it before fitting with
+        :func:`skdp.privacy_cost`).
+    score_epsilon : float > 0, default=None
+        ε of each run's noisy validation count (pure DP). ``None``: a tenth
+        of ``epsilon``, or 0.1 without a total ``epsilon``.
     n_runs_mean : float, default=10
         E[K], the mean number of runs: > 1 for the truncated laws, >= 1 for
         Poisson (Papernot & Steinke 2022, Thm. 6 does not hold below 1).
@@ -1062,7 +1139,8 @@ class DPGridSearchCV(_BaseDPSearch):
         estimator,
         param_grid,
         *,
-        score_epsilon=0.1,
+        epsilon=None,
+        score_epsilon=None,
         n_runs_mean=10.0,
         n_runs_distribution="logarithmic",
         eta=None,
@@ -1075,6 +1153,7 @@ class DPGridSearchCV(_BaseDPSearch):
     ):
         super().__init__(
             estimator,
+            epsilon=epsilon,
             score_epsilon=score_epsilon,
             n_runs_mean=n_runs_mean,
             n_runs_distribution=n_runs_distribution,
@@ -1138,7 +1217,8 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         param_distributions,
         *,
         n_candidates=10,
-        score_epsilon=0.1,
+        epsilon=None,
+        score_epsilon=None,
         n_runs_mean=10.0,
         n_runs_distribution="logarithmic",
         eta=None,
@@ -1151,6 +1231,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     ):
         super().__init__(
             estimator,
+            epsilon=epsilon,
             score_epsilon=score_epsilon,
             n_runs_mean=n_runs_mean,
             n_runs_distribution=n_runs_distribution,
