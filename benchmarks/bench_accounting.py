@@ -1,11 +1,21 @@
-"""Accounting benchmark: skdp against dp-accounting and Opacus, side by side in one run.
+"""Accounting benchmark: skdp against dp-accounting, Opacus and prv-accountant, side by side in one run.
 
-Measures, for a Poisson-subsampled Gaussian training run (q = 256/60000,
+Part 1 (RDP), for a Poisson-subsampled Gaussian training run (q = 256/60000,
 σ = 1.1, 14,063 steps, δ = 1e-5):
 
 1. the time to compute ε of the whole run;
 2. the time to calibrate σ for a target ε (the ε skdp gives for σ = 1.1);
 3. the ε each library reports for the same run.
+
+Part 2 (tight accountants: privacy loss distributions and PRV), at δ = 1e-5,
+on the four cases of the issue that asked for skdp's PLD accountant:
+DP-SGD q = 256/60000, σ = 1.1, 14,063 steps; DP-SGD q = 0.01, σ = 4,
+10,000 steps; 40 Gaussian releases with σ = 8; 20 Laplace releases with
+ε = 0.1 each. For each: ε and the time to compute it with skdp's RDP and
+PLD accountants, dp-accounting's PLD accountant (its default grid, 1e-4),
+Opacus's PRV accountant (eps_error 0.01; subsampled Gaussian only) and
+prv-accountant (eps_error 0.01, delta_error 1e-10; its upper bound). Then
+the time to calibrate σ of the first case for skdp's PLD ε at σ = 1.1.
 
 Peers that are not installed are reported as "not installed".
 
@@ -159,7 +169,163 @@ def main():
             f"| {name} | {version} | {eps:.6f} | {eps_t * 1e3:.3f} ms | {eps_t / base_eps_t:.1f}x | "
             f"{sigma:.6f} | {cal_t * 1e3:.2f} ms | {cal_t / base_cal_t:.1f}x |"
         )
+    print()
+    tight()
     return 0
+
+
+# -- part 2: tight accountants --------------------------------------------------------
+TIGHT_CASES = [
+    # name, kind, parameters, count
+    ("DP-SGD q=256/60000, sigma=1.1, 14,063 steps", "poisson", (256 / 60000, 1.1), 14_063),
+    ("DP-SGD q=0.01, sigma=4, 10,000 steps", "poisson", (0.01, 4.0), 10_000),
+    ("40 Gaussian releases, sigma=8", "gaussian", (8.0,), 40),
+    ("20 Laplace releases, epsilon=0.1 each", "laplace", (10.0,), 20),
+]
+
+
+def _slow_timeit(fn):
+    """Median seconds per call; a single call when one call takes over a second."""
+    t0 = time.perf_counter()
+    fn()
+    one = time.perf_counter() - t0
+    if one > 1.0:
+        return one
+    return timeit(fn, repeat=5, min_time=0.5)
+
+
+def _skdp_event(kind, params, count):
+    from skdp.accounting import GaussianEvent, LaplaceEvent, PoissonSampledEvent, SelfComposedEvent
+
+    if kind == "poisson":
+        return SelfComposedEvent(PoissonSampledEvent(params[0], GaussianEvent(params[1])), count)
+    if kind == "gaussian":
+        return SelfComposedEvent(GaussianEvent(params[0]), count)
+    return SelfComposedEvent(LaplaceEvent(params[0]), count)
+
+
+def skdp_rdp_eps(kind, params, count):
+    from skdp.accounting import RDPAccountant
+
+    return RDPAccountant().compose(_skdp_event(kind, params, count)).epsilon(DELTA)
+
+
+def skdp_pld_eps(kind, params, count):
+    from skdp.accounting import PLDAccountant
+
+    return PLDAccountant().compose(_skdp_event(kind, params, count)).epsilon(DELTA)
+
+
+def dpa_pld_eps(kind, params, count):
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    if kind == "poisson":
+        event = dp_event.PoissonSampledDpEvent(params[0], dp_event.GaussianDpEvent(params[1]))
+    elif kind == "gaussian":
+        event = dp_event.GaussianDpEvent(params[0])
+    else:
+        event = dp_event.LaplaceDpEvent(params[0])
+    acc = pld_privacy_accountant.PLDAccountant()
+    acc.compose(dp_event.SelfComposedDpEvent(event, count))
+    return acc.get_epsilon(DELTA)
+
+
+def opacus_prv_eps(kind, params, count):
+    from opacus.accountants import PRVAccountant
+
+    if kind == "laplace":
+        return None  # Opacus accounts for the (subsampled) Gaussian only
+    q, sigma = (params[0], params[1]) if kind == "poisson" else (1.0, params[0])
+    acc = PRVAccountant()
+    acc.history = [(sigma, q, count)]
+    return acc.get_epsilon(DELTA, eps_error=0.01)
+
+
+def prv_eps(kind, params, count):
+    import prv_accountant as prv
+
+    if kind == "poisson":
+        mech = prv.PoissonSubsampledGaussianMechanism(sampling_probability=params[0], noise_multiplier=params[1])
+    elif kind == "gaussian":
+        mech = prv.GaussianMechanism(noise_multiplier=params[0])
+    else:
+        mech = prv.LaplaceMechanism(mu=1.0 / params[0])  # its mu is the largest loss, ε = 1/λ
+    acc = prv.PRVAccountant(prvs=[mech], max_self_compositions=[count], eps_error=0.01, delta_error=1e-10)
+    return acc.compute_epsilon(delta=DELTA, num_self_compositions=[count])[2]  # the upper bound
+
+
+def skdp_pld_calibrate(target):
+    return calibrate_noise_multiplier(target, DELTA, sampling_rate=Q, steps=STEPS, accountant="pld")
+
+
+def dpa_pld_calibrate(target):
+    from dp_accounting import dp_event, mechanism_calibration
+    from dp_accounting.pld import pld_privacy_accountant
+
+    def make_event(sigma):
+        return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(Q, dp_event.GaussianDpEvent(sigma)), STEPS)
+
+    return mechanism_calibration.calibrate_dp_mechanism(
+        pld_privacy_accountant.PLDAccountant, make_event, target, DELTA,
+        mechanism_calibration.LowerEndpointAndGuess(0.0, 1.0), tol=1e-4,
+    )
+
+
+def opacus_prv_calibrate(target):
+    from opacus.accountants.utils import get_noise_multiplier
+
+    return get_noise_multiplier(target_epsilon=target, target_delta=DELTA, sample_rate=Q, steps=STEPS,
+                                accountant="prv", epsilon_tolerance=0.001)
+
+
+def _available(module):
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def tight():
+    peers = [
+        ("skdp RDP", "skdp", skdp_rdp_eps, None),
+        ("skdp PLD", "skdp", skdp_pld_eps, skdp_pld_calibrate),
+        ("dp-accounting PLD", "dp_accounting", dpa_pld_eps, dpa_pld_calibrate),
+        ("Opacus PRV", "opacus", opacus_prv_eps, opacus_prv_calibrate),
+        ("prv-accountant", "prv_accountant", prv_eps, None),
+    ]
+    print(f"Tight accountants, delta = {DELTA}")
+    print("| case | accountant | epsilon | time for epsilon |")
+    print("|---|---|---|---|")
+    for name, kind, params, count in TIGHT_CASES:
+        for label, module, eps_fn, _ in peers:
+            if not _available(module):
+                print(f"| {name} | {label} | not installed | |")
+                continue
+            eps = eps_fn(kind, params, count)
+            if eps is None:
+                print(f"| {name} | {label} | not supported | |")
+                continue
+            t = _slow_timeit(lambda: eps_fn(kind, params, count))
+            print(f"| {name} | {label} | {float(eps):.4f} | {t * 1e3:.1f} ms |", flush=True)
+    target = skdp_pld_eps(*TIGHT_CASES[0][1:])
+    print()
+    print(f"Calibration for the first case: target epsilon = {target:.6f} (skdp PLD at sigma = 1.1)")
+    print("| accountant | sigma | its own epsilon at that sigma | time to calibrate |")
+    print("|---|---|---|---|")
+    for label, module, eps_fn, cal_fn in peers:
+        if cal_fn is None:
+            continue
+        if not _available(module):
+            print(f"| {label} | not installed | | |")
+            continue
+        sigma = float(cal_fn(target))
+        own = {"skdp PLD": lambda s: skdp_pld_eps("poisson", (Q, s), STEPS),
+               "dp-accounting PLD": lambda s: dpa_pld_eps("poisson", (Q, s), STEPS),
+               "Opacus PRV": lambda s: opacus_prv_eps("poisson", (Q, s), STEPS)}[label](sigma)
+        t = _slow_timeit(lambda: cal_fn(target))
+        print(f"| {label} | {sigma:.6f} | {float(own):.6f} | {t * 1e3:.0f} ms |", flush=True)
 
 
 if __name__ == "__main__":

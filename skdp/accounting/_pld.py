@@ -265,7 +265,7 @@ def chernoff_window(parts, log_eta):
     def bound(sign):
         best = math.inf
         a, b = math.log(lam_lo), math.log(lam_hi)
-        for _ in range(12):
+        for _ in range(9):
             x = 0.5 * (a + b)
             lam = sign * math.exp(x)
             k = kp = 0.0
