@@ -335,8 +335,8 @@ def compose_plds(parts, *, tail_bound=1e-15):
         lo_idx, n, eta = full_lo, full_n, 0.0
     else:
         t_lo, t_hi, _, _ = chernoff_window(parts, math.log(tail_bound))
-        lo_idx = max(full_lo, math.floor(t_lo / step) - 1)
-        hi_idx = min(full_hi, math.ceil(t_hi / step) + 1)
+        lo_idx = full_lo if not math.isfinite(t_lo) else max(full_lo, math.floor(t_lo / step) - 1)
+        hi_idx = full_hi if not math.isfinite(t_hi) else min(full_hi, math.ceil(t_hi / step) + 1)
         n = hi_idx - lo_idx + 1
         eta = 2.0 * tail_bound if n < full_n else 0.0
     if n > _MAX_FFT:

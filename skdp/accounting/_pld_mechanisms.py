@@ -69,9 +69,10 @@ def _from_atoms(step, losses, masses, infinity_mass=0.0):
     losses, masses = losses[keep], masses[keep]
     pos = losses / step
     below = np.floor(pos)
-    # atoms on the grid (up to rounding) stay where they are
-    on_grid = np.abs(pos - np.round(pos)) <= 1e-9 * np.maximum(1.0, np.abs(pos))
-    below = np.where(on_grid, np.round(pos), below)
+    # an atom a rounding error below a grid point goes to that point (up: pessimistic)
+    nearest = np.round(pos)
+    on_grid = (nearest >= pos) & (nearest - pos <= 1e-12 * np.maximum(1.0, np.abs(pos)))
+    below = np.where(on_grid, nearest, below)
     frac = np.where(on_grid, 0.0, losses - below * step)
     up = masses * -np.expm1(-frac) / -math.expm1(-step)
     up = np.clip(up, 0.0, masses)
