@@ -19,6 +19,7 @@ import json
 import os
 import pathlib
 import sqlite3
+import threading
 import time
 from contextlib import closing, contextmanager
 
@@ -71,25 +72,80 @@ def _open(path, *, create):
         raise OSError(f"Cannot open the privacy ledger {path!r}: {exc}") from None
 
 
+def _configure(conn):
+    conn.execute("PRAGMA busy_timeout = 600000")
+    # FULL: a committed charge is on disk before charge() returns, even
+    # if the machine loses power right after (WAL mode alone syncs less).
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+# One open connection per ledger file, thread and process: opening one and
+# setting its pragmas cost more than the charge itself. A connection is never
+# used across a fork (SQLite forbids it), nor once the path names another file
+# (deleted, moved, replaced by a copy): the file's device and inode are checked
+# at every use, and a file that is gone raises FileNotFoundError.
+_local = threading.local()
+
+
+def _cached_connection(path):
+    if getattr(_local, "pid", None) != os.getpid():
+        _local.pid, _local.connections = os.getpid(), {}  # a forked child drops its parent's
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"No privacy ledger at {path!r}.") from None
+    identity = (st.st_dev, st.st_ino)
+    entry = _local.connections.get(path)
+    if entry is not None and entry[1] == identity:
+        return entry[0]
+    if entry is not None:
+        entry[0].close()
+    conn = _configure(_open(path, create=False))
+    _local.connections[path] = (conn, identity)
+    return conn
+
+
+def _forget_connection(path):
+    entry = getattr(_local, "connections", {}).pop(path, None)
+    if entry is not None and getattr(_local, "pid", None) == os.getpid():
+        entry[0].close()
+
+
 @contextmanager
 def _connect(path, *, write, create=False):
-    """A connection in autocommit mode; ``write`` takes the write lock at once."""
-    with closing(_open(path, create=create)) as conn:
-        conn.execute("PRAGMA busy_timeout = 600000")
-        # FULL: a committed charge is on disk before charge() returns, even
-        # if the machine loses power right after (WAL mode alone syncs less).
-        conn.execute("PRAGMA synchronous = FULL")
-        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        try:
+    """A transaction on the ledger; ``write`` takes the write lock at once.
+
+    Uses this thread's open connection to the file (``create`` opens a new
+    one, which is closed afterwards).
+    """
+    if create:
+        with closing(_configure(_open(path, create=True))) as conn:
+            with _transaction(conn, write):
+                yield conn
+        return
+    conn = _cached_connection(path)
+    try:
+        with _transaction(conn, write):
             yield conn
-        except BaseException:
-            # SQLite may already have rolled back (e.g. on a full disk); a
-            # failing ROLLBACK must not hide the error that caused it.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+    except sqlite3.DatabaseError:
+        _forget_connection(path)  # a broken connection is not reused
+        raise
+
+
+@contextmanager
+def _transaction(conn, write):
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    try:
+        yield conn
+    except BaseException:
+        # SQLite may already have rolled back (e.g. on a full disk); a
+        # failing ROLLBACK must not hide the error that caused it.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
 
 
 def _decoded(rows):
