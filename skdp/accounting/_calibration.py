@@ -296,39 +296,27 @@ def _pld_calibrate(target, delta, q, steps, sampling, rtol):
     scale = 2.0 if sampling == "without_replacement" else 1.0
     guess = scale / math.sqrt(math.log1p((mu / q) ** 2 / steps))
     guess = min(guess, full * scale)
-    # one grid for the whole search, from the guess (ε(σ) is then smooth in σ)
-    probe = PLDAccountant()
-    active = [(_pld_event(guess, q, 1, sampling).event, steps)]
-    step = probe._grid_step(active, probe._one_run_tail(active))
-
+    # the search evaluates exactly epsilon_for(σ, accountant="pld"), so the σ it
+    # returns meets the target there
     def f(log_sigma):
-        return _pld_epsilon(math.exp(log_sigma), delta, q, steps, sampling, step) - target
+        return _pld_epsilon(math.exp(log_sigma), delta, q, steps, sampling) - target
 
+    # ε falls about like σ^(−1.5) here: one predicted step from the guess, then
+    # steps of growing size in the same direction until the sign changes
     x = math.log(guess)
     fx = f(x)
-    width = math.log(1.1)
-    if fx > 0:
-        lo, f_lo = x, fx
-        while True:
-            hi = lo + width
-            f_hi = f(hi)
-            if f_hi <= 0:
-                break
-            lo, f_lo = hi, f_hi
-            width *= 2.0
-            if hi > 700:
-                raise ValueError(f"No noise multiplier reaches epsilon={target} at delta={delta}.")
-    else:
-        hi, f_hi = x, fx
-        while True:
-            lo = hi - width
-            f_lo = f(lo)
-            if f_lo > 0:
-                break
-            hi, f_hi = lo, f_lo
-            width *= 2.0
-            if lo < -700:
-                raise ValueError("Noise calibration failed: epsilon stays below the target as sigma -> 0.")
+    move = max(min(math.log((fx + target) / target) / 1.5, 0.5), -0.5) if fx + target > 0 else -0.5
+    move = move * 1.02 if move else (0.01 if fx > 0 else -0.01)
+    while True:
+        y = x + move
+        fy = f(y)
+        if (fx > 0) != (fy > 0):
+            break
+        if abs(y) > 700:
+            raise ValueError(f"No noise multiplier reaches epsilon={target} at delta={delta}.")
+        x, fx = y, fy
+        move *= 2.0
+    (lo, f_lo), (hi, f_hi) = ((x, fx), (y, fy)) if fx > 0 else ((y, fy), (x, fx))
     # Illinois regula falsi in log σ, keeping f(lo) > 0 >= f(hi); returns hi (safe side).
     tol = math.log1p(rtol)
     side = 0
@@ -347,11 +335,4 @@ def _pld_calibrate(target, delta, q, steps, sampling, rtol):
             if side == 1:
                 f_lo *= 0.5
             side = 1
-    # the search ran on one grid; epsilon_for(σ, accountant="pld") picks its grid from σ,
-    # so check the answer there too (both are upper bounds on the exact ε)
-    sigma = math.exp(hi)
-    bump = max(rtol, 1e-9)
-    while _pld_epsilon(sigma, delta, q, steps, sampling) > target:
-        sigma *= 1.0 + bump
-        bump *= 2.0
-    return sigma
+    return math.exp(hi)
