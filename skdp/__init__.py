@@ -6,13 +6,19 @@ spend through Rényi differential privacy.
 
 from ._cost import PrivacyCost, privacy_cost
 from .budget import PrivacyBudget
-from .exceptions import BudgetExceededError, BudgetExhaustedWarning, PrivacyLeakWarning
+from .exceptions import (
+    BudgetExceededError,
+    BudgetExhaustedWarning,
+    LedgerMismatchError,
+    PrivacyLeakWarning,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",
     "BudgetExhaustedWarning",
+    "LedgerMismatchError",
     "PrivacyBudget",
     "PrivacyCost",
     "PrivacyLeakWarning",

@@ -6,13 +6,14 @@ import html
 import math
 import os
 import shutil
+import socket
 import sqlite3
 import tempfile
 from dataclasses import dataclass
 
 from ..accounting import RDPCurve, check_orders
 from ..accounting._conversions import _check_delta
-from ..exceptions import BudgetExceededError
+from ..exceptions import BudgetExceededError, LedgerMismatchError
 from . import _ledger
 
 __all__ = ["PrivacyBudget", "Charge"]
@@ -152,6 +153,7 @@ class PrivacyBudget:
         self._temporary = ledger is None
         params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist()}
         stored = _ledger.init_ledger(self.path, _encode(params))
+        self._identity = _file_identity(self.path)
         if _decode(stored)["epsilon"] != self.epsilon or stored["delta"] != self.delta or (
             stored["orders"] != params["orders"]
         ):
@@ -208,7 +210,8 @@ class PrivacyBudget:
         return self
 
     def __reduce__(self):
-        state = (self.path, self.epsilon, self.delta, self.orders.tolist(), self._temporary)
+        state = (self.path, self.epsilon, self.delta, self.orders.tolist(), self._temporary,
+                 self._identity)
         return (_reattach, state)
 
     def __eq__(self, other):
@@ -219,10 +222,26 @@ class PrivacyBudget:
 
     # -- the ledger file ------------------------------------------------------
     def _connect(self, *, write):
-        """A transaction on the ledger; a clear error if the file is gone."""
+        """A transaction on the ledger; a clear error if the file is gone or another one."""
         if not os.path.exists(self.path):
             raise FileNotFoundError(self._missing_message())
+        found = _file_identity(self.path)
+        if self._identity is not None and found != self._identity:  # None: an older pickle
+            raise LedgerMismatchError(self._mismatch_message(found))
         return _ledger._connect(self.path, write=write)
+
+    def _mismatch_message(self, found):
+        host, *_ = self._identity
+        where = (f"on host {found[0]!r}, not on {host!r} where the budget was made"
+                 if found[0] != host else "a different file (another device or inode)")
+        return (
+            f"The file at {self.path!r} is not this budget's ledger: it is {where}. It may be "
+            "a copy, a restored backup, or another machine's file at the same path; "
+            "charging it would fork the spend, so nothing was charged. Give every worker "
+            "the one ledger (run the workers on the machine that holds the file), or open "
+            "the file on purpose with PrivacyBudget.open(path), which continues it as it "
+            "is now."
+        )
 
     def _missing_message(self):
         if self._temporary:
@@ -243,6 +262,8 @@ class PrivacyBudget:
         """What showing a budget says instead of failing when its ledger can't be read."""
         if isinstance(exc, FileNotFoundError):
             reason = "its temporary ledger is gone" if self._temporary else "no ledger file"
+        elif isinstance(exc, LedgerMismatchError):
+            reason = "the file at its path is another ledger"
         else:
             reason = "cannot read the ledger"
         return f"unavailable: {reason}"
@@ -544,9 +565,16 @@ def _decode(params):
     return out
 
 
-def _reattach(path, epsilon, delta, orders, temporary):
+def _file_identity(path):
+    """(host, device, inode) of the ledger file: what a handle knows its ledger by."""
+    st = os.stat(path)
+    return (socket.gethostname(), st.st_dev, st.st_ino)
+
+
+def _reattach(path, epsilon, delta, orders, temporary, identity=None):
     # In a worker process: attach to the same file, without creating it anew.
     budget = PrivacyBudget.__new__(PrivacyBudget)
+    budget._identity = identity
     budget._epsilon, budget._delta = epsilon, delta
     budget._orders = check_orders(orders)
     budget._path = path
