@@ -145,15 +145,21 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     the statistics XᵀX, Xᵀy (and, with an intercept, the count n and the
     column sums) followed by a least-squares solve, which is post-processing.
 
-    **Clipping.** Each row is first clipped to the public box ``bounds_X``
-    (values outside it are moved to the nearest bound), then, when
-    ``data_norm`` is given, scaled down to L2 norm at most ``data_norm``
-    (:func:`~skdp.linear_model._row_norm.clip_row_norms`, shared with
-    :class:`DPLogisticRegression`). Scaling only shrinks magnitudes, so after
-    both steps abs(x_j) <= m_j = max(abs(lower_j), abs(upper_j)) and ‖x‖ <= data_norm
-    hold together, which is all the sensitivity uses. Either may be omitted,
-    not both. The target is clipped to ``bounds_y``. Clipping is silent per
-    row; how many rows were clipped is never released, since it is private.
+    **Clipping, at fit and at predict.** Each row is first clipped to the
+    public box ``bounds_X`` (values outside it are moved to the nearest
+    bound); then, when ``data_norm`` is given, scaled down to L2 norm at most
+    ``data_norm`` (:func:`~skdp.linear_model._row_norm.clip_row_norms`,
+    shared with :class:`DPLogisticRegression`). Without ``data_norm`` the
+    norm bound comes from the box itself: with ``fit_intercept`` rows are
+    centred at the box's midpoint (the intercept absorbs the shift; the
+    coefficients are reported on the original scale), so every entry is
+    within the half-width m_j = (upper_j − lower_j)/2 and the norm within
+    ‖m‖₂: on a unit box m_j = 1/2 instead of 1, and the sensitivity (about
+    ‖m‖²) falls about 4-fold. Either ``bounds_X`` or ``data_norm`` may be
+    omitted, not both. The target is clipped to ``bounds_y``. ``predict``
+    and ``score`` apply the same row map (``data_norm_`` is the norm used),
+    so the model is never applied to rows unlike its training rows. Clipping
+    is silent per row; how many rows were clipped is never released.
 
     **Target scale.** The clipped target is mapped to [−1, 1] by its public
     bounds, y' = (y − mid)/half_range (with ``fit_intercept=False``, where no
@@ -177,9 +183,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     with a box only, Δ = sqrt(((Σ m_j²)² + Σ m_j⁴)/2 − m_y⁴)). On one-hot data
     the box alone is loose: predicting hours-per-week from the other 104
     columns of :func:`skdp.datasets.adult_preprocessor` (all in [0, 1]), the
-    box gives ||x||² <= 104, while such a row has ||x||² <= 13 (8 one-hot
-    blocks with at most one 1, 5 numeric columns): with
-    ``data_norm=sqrt(13)`` Δ falls from 75.3 to 10.9, and the noise with it.
+    box centred at its midpoint gives ||x'||² <= 104/4 (Δ = 19.9), while an
+    uncentred row has ||x||² <= 13 (8 one-hot blocks with at most one 1,
+    5 numeric columns): with ``data_norm=sqrt(13)`` Δ falls to 10.9, and
+    the noise with it. (Where the rows are dense, the centred box is the
+    better bound.)
     Every released entry gets Gaussian noise of std σΔ, with the noise
     multiplier σ calibrated so that the Gaussian RDP curve (Mironov 2017,
     Prop. 7) gives (``epsilon``, ``delta``)-DP. The fit charges ``budget``
@@ -187,18 +195,19 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     **Solve.** The noisy Gram matrix can be indefinite: its eigenvalues are
     clipped at 0 (the nearest PSD matrix) and a ridge λ is added.
-    ``ridge="auto"`` takes λ = σΔ·sqrt(q·log(2q²/ρ)) with q the size of the
-    Gram matrix and ρ = 0.05: the data-independent ridge of AdaSSP
-    (Wang 2018, Alg. 2, with its private estimate of λ_min set to 0, so no
-    extra budget is spent; on one-hot data XᵀX is singular anyway). It bounds
-    the noise's spectral norm with probability 1 − ρ. On the Adult split
-    above, halving it helped at ε = 1 and 5 but hurt at ε = 0.1 (R² 0.015
-    against 0.035), and doubling it hurt at every ε, so the theory's value
-    stays. The ridge also applies to the
-    intercept's column, whose diagonal entry is the noisy count n. With
-    ``epsilon=inf`` there is no noise, λ = 0 and the result is
-    scikit-learn's :class:`~sklearn.linear_model.LinearRegression` (for data
-    inside the bounds and ``data_norm``).
+    ``ridge="auto"`` is AdaSSP's ridge (Wang 2018, Alg. 2)
+    λ = max(0, B − λ̃_min): B = σΔ·sqrt(q·log(2q²/ρ)) (q the size of the Gram
+    matrix, ρ = 0.05) bounds the noise's spectral norm with probability
+    1 − ρ, and λ̃_min = max(0, λ_min(noisy XᵀX) − B) is a lower bound on
+    λ_min(XᵀX) on the same event (Weyl's inequality), read from the released
+    matrix instead of AdaSSP's separate release, so it costs no budget
+    (:func:`_adaptive_ridge`). A singular XᵀX (one-hot columns) gets λ = B;
+    a well-conditioned one at large n gets less, down to 0, so the fit does
+    not over-shrink where the data outweigh the noise. The ridge also applies
+    to the intercept's column, whose diagonal entry is the noisy count n.
+    With ``epsilon=inf`` there is no noise, λ = 0 and the result is
+    scikit-learn's :class:`~sklearn.linear_model.LinearRegression` on the
+    clipped rows (on any data inside the bounds and ``data_norm``).
 
     Floating-point noise is attackable when noisy values are released
     directly (Mironov 2012); here only the solved coefficients are released.
@@ -218,15 +227,17 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Public bounds on the target. Required.
     data_norm : float > 0 or None, default=None
         Public bound on the L2 norm of a row of X (after the box clip). Rows
-        with a larger norm are scaled down to it. With all the columns of
+        with a larger norm are scaled down to it, at fit and at predict.
+        None: the bound implied by ``bounds_X`` (around its midpoint with an
+        intercept). With all the columns of
         :func:`skdp.datasets.adult_preprocessor` use
         ``adult_schema()["max_row_norm"]`` (√14); with one numeric column
         taken out as the target, √13.
     fit_intercept : bool, default=True
         Fit an intercept, as an extra column of ones in the design.
     ridge : "auto" or float >= 0, default="auto"
-        The ridge λ added to the noisy XᵀX (see above). It is a function of
-        public parameters only. It also shrinks the intercept, towards the
+        The ridge λ added to the noisy XᵀX (see above): "auto" is a function
+        of public parameters and the released noisy matrix only. It also shrinks the intercept, towards the
         midpoint of ``bounds_y`` (the target is centred there).
     budget : PrivacyBudget or None, default=None
         The shared budget to charge.
@@ -244,6 +255,9 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         target y').
     ridge_ : float
         λ used in the solve.
+    data_norm_ : float
+        The norm to which rows (centred at the box's midpoint when it comes
+        from ``bounds_X``) are scaled at fit and predict.
     privacy_curve_, epsilon_spent_, delta_spent_
         What the fit charged; see :class:`skdp._base.DPEstimatorMixin`.
     n_features_in_ : int
