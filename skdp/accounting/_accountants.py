@@ -120,8 +120,8 @@ def _finite_atoms(leaf):
         leaf = RandomizedResponseEvent(leaf.epsilon, 2)
     if isinstance(leaf, RandomizedResponseEvent):
         e, k = leaf.epsilon, leaf.n_categories
-        norm = math.exp(e) + k - 1
-        return [e, -e, 0.0], [math.exp(e) / norm, 1 / norm, (k - 2) / norm]
+        other = math.exp(-e) / (1.0 + (k - 1) * math.exp(-e))  # 1/(e^ε + k − 1), without overflow
+        return [e, -e, 0.0], [1.0 - (k - 1) * other, other, (k - 2) * other]
     if isinstance(leaf, ApproximateDPEvent):
         p = (1 - leaf.delta) / (1 + math.exp(-leaf.epsilon))
         return [leaf.epsilon, -leaf.epsilon], [p, 1 - leaf.delta - p]

@@ -114,15 +114,34 @@ class PrivacyLossDistribution:
         return (self.offset + np.arange(self.pmf.size)) * self.step
 
     def _tail_sums(self):
-        """Suffix sums over the cells with loss > 0 of p and of p·e^{−l}."""
+        """Over the cells with loss l_j > 0: S₀_j = Σ_{i>=j} p_i and U_j = Σ_{i>=j} p_i e^{−(l_i − l_j)}.
+
+        U is formed in chunks of at most 600/h cells, so that no exponential
+        overflows or underflows to a wrong value even when the losses are in
+        the thousands.
+        """
         start = max(0, -self.offset + 1)  # first cell with l > 0
         p = self.pmf[start:]
-        losses = (self.offset + start + np.arange(p.size)) * self.step
-        with np.errstate(under="ignore"):
-            pe = p * np.exp(-losses)
+        n = p.size
+        h = self.step
+        losses = (self.offset + start + np.arange(n)) * h
         s0 = np.cumsum(p[::-1])[::-1]
-        s1 = np.cumsum(pe[::-1])[::-1]
-        return losses, s0, s1
+        u = np.empty(n)
+        if n == 0:
+            return losses, s0, u
+        chunk = max(1, int(600.0 / h))
+        carry, carry_at = 0.0, n  # U at cell carry_at (the start of the chunk after)
+        for begin in range(max(0, n - chunk), -chunk, -chunk):
+            begin = max(0, begin)
+            end = min(n, begin + chunk) if carry_at == n else carry_at
+            k = np.arange(end - begin) * h
+            with np.errstate(under="ignore"):
+                local = np.cumsum((p[begin:end] * np.exp(-k))[::-1])[::-1] * np.exp(k)
+                u[begin:end] = local + carry * np.exp(-(end - begin - np.arange(end - begin)) * h)
+            carry, carry_at = u[begin], begin
+            if begin == 0:
+                break
+        return losses, s0, u
 
     def delta(self, epsilon):
         """Smallest δ(ε) this PLD certifies, for ε >= 0 (a float or an array).
@@ -133,13 +152,14 @@ class PrivacyLossDistribution:
         eps = np.asarray(epsilon, dtype=float)
         if np.any(np.isnan(eps)) or np.any(eps < 0):
             raise ValueError("epsilon must be >= 0.")
-        losses, s0, s1 = self._tail_sums()
-        # index of the first cell with loss > ε
+        losses, s0, u = self._tail_sums()
+        # first cell with loss > ε: δ = S₀ − e^{ε − l} U there (ε − l < 0)
         idx = np.searchsorted(losses, eps, side="right")
         s0 = np.append(s0, 0.0)
-        s1 = np.append(s1, 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            finite = s0[idx] - np.exp(eps) * s1[idx]
+        u = np.append(u, 0.0)
+        gap = eps - np.append(losses, np.inf)[idx]
+        with np.errstate(under="ignore", invalid="ignore"):
+            finite = s0[idx] - np.exp(np.minimum(gap, 0.0)) * u[idx]
         finite = np.where(np.isfinite(finite), np.maximum(finite, 0.0), 0.0)
         out = np.minimum(1.0, finite + self.infinity_mass + self.extra_delta)
         return float(out) if out.ndim == 0 else out
@@ -147,36 +167,33 @@ class PrivacyLossDistribution:
     def epsilon(self, delta):
         """Smallest ε >= 0 with :meth:`delta` (ε) <= ``delta`` (``inf`` if none).
 
-        Between grid points δ(ε) = S₀ − e^ε S₁ (suffix sums of p and p e^{−l}),
-        so ε is solved exactly in the cell where δ crosses the target.
+        On the cell (l_{j−1}, l_j], δ(ε) = S₀_j − e^{ε − l_j} U_j (suffix sums
+        over the cells from j on), so ε is solved exactly in the cell where
+        δ crosses the target.
         """
         delta = _check_delta(delta)
         budget = delta - self.infinity_mass - self.extra_delta
         if budget < 0:
             return math.inf
-        losses, s0, s1 = self._tail_sums()
+        losses, s0, u = self._tail_sums()
         if losses.size == 0:
             return 0.0
         if budget == 0:  # pure DP: the largest loss that has mass
             nz = np.flatnonzero(s0 > 0)
             return float(losses[nz[-1]]) if nz.size else 0.0
-        # δ at ε = 0 and at each grid loss l_j: cells with loss > l_j
-        with np.errstate(over="ignore", invalid="ignore"):
-            at_grid = np.append(s0[1:], 0.0) - np.exp(losses) * np.append(s1[1:], 0.0)
-        at_zero = s0[0] - s1[0]
+        # δ at each grid loss l_j (cells from j + 1 on, one step h away) and at ε = 0
+        with np.errstate(under="ignore"):
+            at_grid = np.append(s0[1:] - math.exp(-self.step) * u[1:], 0.0)
+            at_zero = s0[0] - math.exp(-float(losses[0])) * u[0]
         if at_zero <= budget:
             return 0.0
-        ok = np.flatnonzero(at_grid <= budget)
-        j = int(ok[0])  # δ(l_j) <= budget < δ(l_{j−1}) (or δ(0) when j = 0)
-        # on (l_{j−1}, l_j] the cells with loss > ε are j, j+1, ...
-        if s1[j] <= 0:
-            return float(losses[j])
-        ratio = float((s0[j] - budget) / s1[j])
-        if not ratio > 0:
-            return float(losses[j])
-        eps = math.log(ratio)
+        j = int(np.flatnonzero(at_grid <= budget)[0])  # δ(l_j) <= budget < δ(l_{j−1})
         low = float(losses[j - 1]) if j > 0 else 0.0
-        eps = min(max(eps, low), float(losses[j]))
+        high = float(losses[j])
+        if u[j] <= 0 or not s0[j] - budget > 0:
+            return high
+        eps = high + math.log(float((s0[j] - budget) / u[j]))
+        eps = min(max(eps, low), high)
         # one ulp-scale step up so that float error stays on the safe side
         return float(max(0.0, eps * (1.0 + 4.0 * _FLOAT_EPS) + 4.0 * _FLOAT_EPS * self.step))
 

@@ -403,3 +403,15 @@ def test_self_composition_of_zero_runs_is_refused_and_counts_are_checked():
         pld.self_compose(-1)
     with pytest.raises(ValueError):
         pld.self_compose(1.5)
+
+
+def test_losses_in_the_thousands():
+    # e^{−l} underflows for such losses; δ and ε are computed relative to each cell
+    acc = PLDAccountant().compose(PureDPEvent(800.0), 3)
+    assert acc.epsilon(1e-6) == pytest.approx(2400.0, abs=1e-3)
+    assert acc.delta(2399.0) == pytest.approx(-math.expm1(-1.0), rel=1e-6)
+    from skdp.accounting import RDPAccountant
+
+    event = SelfComposedEvent(PoissonSampledEvent(0.4, GaussianEvent(0.6)), 3000)
+    pld = PLDAccountant().compose(event).epsilon(1e-9)
+    assert 100 < pld < RDPAccountant().compose(event).epsilon(1e-9)
