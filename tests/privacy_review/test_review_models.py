@@ -90,8 +90,11 @@ def test_logistic_per_row_gradient_within_sensitivity(data_norm, n_classes):
     clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, data_norm=data_norm,
                                classes=list(range(n_classes)), max_iter=3, random_state=0)
     clf.fit(X, y)
-    # the curve is T + 1 Gaussians at the reported σ (Mironov 2017, Prop. 1 and 7)
-    expected = (clf.n_iter_ + 1) * gaussian_rdp(clf.noise_multiplier_)
+    # the curve is the T gradient Gaussians at the reported σ_g·√T plus the count's Gaussian
+    # at σ_g·√(0.95/0.05) (5% of the precision 1/σ²; Mironov 2017, Prop. 1 and 7)
+    sigma_grad = clf.noise_multiplier_ / np.sqrt(clf.n_iter_)
+    expected = (clf.n_iter_ * gaussian_rdp(clf.noise_multiplier_)
+                + gaussian_rdp(sigma_grad * np.sqrt(0.95 / 0.05)))
     np.testing.assert_allclose(clf.privacy_curve_.rdp, expected.rdp)
     assert clf.epsilon_spent_ <= 1.0 + 1e-9
     # per-row gradient of the summed log-loss w.r.t. W (features + intercept), by hand
