@@ -8,10 +8,14 @@ Side by side in the same run: what a charge composed before the running total
 existed, i.e. reading every recorded charge, decoding its curve and composing
 them all (timed on the same file).
 
+Then charges per second from 1 and 8 processes on one file ledger, and the
+time of a GridSearchCV of naive Bayes fits with a budget against without one.
+
     /work/venv/bin/python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
 """
 
 import argparse
+import multiprocessing
 import os
 import platform
 import statistics
@@ -51,10 +55,66 @@ def median_ms(fn, repeat):
     return 1e3 * statistics.median(times)
 
 
+def _charge_many(path, n, ready, go):
+    budget = PrivacyBudget.open(path)
+    curve = gaussian_rdp(100.0)
+    budget.can_afford(curve)  # connection open before the clock starts
+    ready.release()
+    go.wait()
+    for _ in range(n):
+        budget.charge(curve, label="throughput")
+
+
+def throughput(processes, per_process):
+    """Charges per second on one file ledger from ``processes`` processes at once."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "ledger.sqlite")
+        PrivacyBudget(1e9, 1e-5, ledger=path)
+        ctx = multiprocessing.get_context("spawn")
+        ready, go = ctx.Semaphore(0), ctx.Event()
+        workers = [ctx.Process(target=_charge_many, args=(path, per_process, ready, go))
+                   for _ in range(processes)]
+        for w in workers:
+            w.start()
+        for _ in workers:  # every worker has started Python and opened the ledger
+            ready.acquire()
+        start = time.perf_counter()
+        go.set()
+        for w in workers:
+            w.join()
+        elapsed = time.perf_counter() - start
+        assert len(PrivacyBudget.open(path)) == processes * per_process
+    return processes * per_process / elapsed
+
+
+def search_overhead(repeat):
+    """A GridSearchCV of naive Bayes fits with a budget, over the same search without one."""
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import GridSearchCV
+
+    from skdp.naive_bayes import DPGaussianNB
+
+    X, y = make_classification(n_samples=2000, n_features=10, random_state=0)
+    grid = {"var_smoothing": [1e-9, 1e-6, 1e-3, 1e-1]}
+
+    def run(budget):
+        nb = DPGaussianNB(bounds=(-6, 6), classes=[0, 1], epsilon=0.1, budget=budget,
+                          random_state=0)
+        GridSearchCV(nb, grid, cv=5).fit(X, y)
+
+    without = median_ms(lambda: run(None), repeat)
+    with tempfile.TemporaryDirectory() as folder:
+        budget = PrivacyBudget(1e9, 1e-5, ledger=os.path.join(folder, "ledger.sqlite"))
+        charged = median_ms(lambda: run(budget), repeat)
+    return without, charged
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--throughput", type=int, default=200, metavar="N",
+                        help="charges per process for the throughput rows (0: skip them)")
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
@@ -69,6 +129,13 @@ def main():
             recompose = median_ms(lambda: recompose_all(budget), max(3, args.repeat // 5))
             print(f"{n:>13}  {charge:>11.2f}  {recompose:>18.2f}  {recompose / charge:>6.1f}",
                   flush=True)
+    if args.throughput:
+        for processes in (1, 8):
+            rate = throughput(processes, max(1, args.throughput // processes))
+            print(f"{processes} process(es): {rate:.0f} charges/s on one file ledger", flush=True)
+        without, charged = search_overhead(max(3, args.repeat // 6))
+        print(f"GridSearchCV of DPGaussianNB (20 fits + refit): {without:.0f} ms without a "
+              f"budget, {charged:.0f} ms with one: {charged / without:.2f}x", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
 
 
