@@ -220,28 +220,31 @@ def identity_pld(step):
     return PrivacyLossDistribution(step, 0, [1.0])
 
 
-def _log_mgf(pld, lam):
+def _mgf_side(pld, sign):
+    """The cells of ``pld`` ordered from the end that λ of this sign favours, with their distances to it."""
+    n = pld.pmf.size
+    if sign > 0:
+        return pld.pmf[::-1], -np.arange(n) * pld.step, (pld.offset + n - 1) * pld.step
+    return pld.pmf, np.arange(n) * pld.step, pld.offset * pld.step
+
+
+def _log_mgf(side, lam, step):
     """(K, K'): an upper bound on K(λ) = log Σ p(l) e^{λl} over the finite cells, and K'(λ).
 
-    On the grid e^{λl} = e^{λ l_end} · r^j with r = e^{−|λ|h} and j the
-    number of cells from the end that λ favours, so the weights are a
-    running product instead of exponentials. Its rounding error, below
-    n·2⁻⁵³ relative for n <= 2²³ cells, is covered by adding 1e-9 to K.
+    ``side`` is :func:`_mgf_side` of the PLD for the sign of λ. On the grid
+    e^{λl} = e^{λ l_end} · r^j with r = e^{−|λ|h} and j the number of cells
+    from that end, so the weights are a running product instead of
+    exponentials. Its rounding error, below n·2⁻⁵³ relative for n <= 2²³
+    cells, is covered by adding 1e-9 to K.
     """
-    p = pld.pmf
+    p, dist, end = side
     n = p.size
-    if lam > 0:
-        p = p[::-1]
-        end = (pld.offset + n - 1) * pld.step
-        dist = -np.arange(n) * pld.step  # l − l_end
-    else:
-        end = pld.offset * pld.step
-        dist = np.arange(n) * pld.step
     w = np.empty(n)
     w[0] = 1.0
     if n > 1:
+        w[1:] = math.exp(-abs(lam) * step)
         with np.errstate(under="ignore"):
-            w[1:] = np.cumprod(np.full(n - 1, math.exp(-abs(lam) * pld.step)))
+            np.cumprod(w[1:], out=w[1:])
     pw = p * w
     total = float(np.sum(pw))
     if total <= 0:
@@ -250,22 +253,46 @@ def _log_mgf(pld, lam):
     return lam * end + math.log(total) + 1e-9, slope
 
 
+def _bennett(var, reach, log_eta):
+    """t with exp(−(v/b²) h(bt/v)) = η, h(u) = (1 + u) log(1 + u) − u (Bennett's inequality).
+
+    For independent losses with L_i − E L_i <= b (``reach``) and total
+    variance v, P(S − E S >= t) <= η (Bennett 1962).
+    """
+    if var <= 0 or reach <= 0:
+        return 0.0
+    target = -log_eta * reach * reach / var
+    lo, hi = 0.0, 1.0
+    while (1 + hi) * math.log1p(hi) - hi < target:
+        hi *= 2.0
+    for _ in range(60):
+        u = 0.5 * (lo + hi)
+        if (1 + u) * math.log1p(u) - u < target:
+            lo = u
+        else:
+            hi = u
+    return hi * var / reach
+
+
 def chernoff_window(parts, log_eta):
     """Losses [lo, hi] beyond which the composed finite mass is <= e^{log_eta} on each side.
 
-    P(S >= t) <= exp(K(λ) − λt) for λ > 0 and P(S <= t) <= exp(K(λ) − λt)
-    for λ < 0, with K the log-MGF of the sum of the independent losses
-    (Chernoff). Any λ gives a valid bound. The bound on t,
-    (K(λ) − log η)/λ, is unimodal in λ (its derivative has the sign of
-    λK' − K + log η, which increases as K is convex), so λ is found by
-    bisection on that sign in log λ, between a quarter of the inverse span of
-    one run's losses (rare large losses) and 128 z/sd (z the normal quantile
-    of η, sd the composed standard deviation: near-Gaussian sums); the best
-    t seen is kept.
+    Each side takes the better of two bounds. Bennett's inequality, from the
+    variance and the largest step of one run's loss from its mean on that
+    side, is nearly Gaussian when that step is small (a light tail). Else
+    Chernoff: P(S >= t) <= exp(K(λ) − λt) for λ > 0 (and P(S <= t) for
+    λ < 0), with K the log-MGF of the sum of the independent losses. Any λ
+    gives a valid bound; the bound on t, (K(λ) − log η)/λ, is unimodal in λ
+    (its derivative has the sign of λK' − K + log η, which increases as K is
+    convex), so λ is found by bisection on that sign in log λ, between a
+    quarter of the inverse span of one run's losses (rare large losses) and
+    128 z/sd (z the normal quantile of η, sd the composed standard
+    deviation: near-Gaussian sums); the best t seen is kept.
     """
     step = parts[0][0].step
     mean = 0.0
     var = 0.0
+    reach_up = reach_down = 0.0
     for pld, count in parts:
         losses = pld.losses
         total = pld.pmf.sum()
@@ -273,6 +300,8 @@ def chernoff_window(parts, log_eta):
         m2 = float(np.sum(pld.pmf * (losses - m1) ** 2) / total)
         mean += count * m1
         var += count * m2
+        reach_up = max(reach_up, float(losses[-1]) - m1)
+        reach_down = max(reach_down, m1 - float(losses[0]))
     sd = max(math.sqrt(var), step)
     z = math.sqrt(-2.0 * log_eta)
     span = max((pld.pmf.size - 1) * pld.step for pld, _ in parts)
@@ -280,14 +309,18 @@ def chernoff_window(parts, log_eta):
     lam_lo = min(z / sd / 128.0, 0.25 / max(span, step))
 
     def bound(sign):
-        best = math.inf
+        best = _bennett(var, reach_up if sign > 0 else reach_down, log_eta)
+        if best <= 1.05 * z * sd:  # nearly Gaussian: Chernoff would not do much better
+            return mean + sign * best
+        best = mean + best if sign > 0 else -(mean - best)
+        sides = [(_mgf_side(pld, sign), count) for pld, count in parts]
         a, b = math.log(lam_lo), math.log(lam_hi)
-        for _ in range(9):
+        for _ in range(8):
             x = 0.5 * (a + b)
             lam = sign * math.exp(x)
             k = kp = 0.0
-            for pld, count in parts:
-                k1, kp1 = _log_mgf(pld, lam)
+            for side, count in sides:
+                k1, kp1 = _log_mgf(side, lam, step)
                 k += count * k1
                 kp += count * kp1
             t = (k - log_eta) / lam  # P(S >= t) <= η for λ > 0 (<= t for λ < 0)
