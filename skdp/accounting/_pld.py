@@ -42,8 +42,7 @@ __all__ = ["PrivacyLossDistribution"]
 
 # Largest FFT the composition uses (a guard against absurd grids).
 _MAX_FFT = 1 << 23
-# Factor between a grid cell's mass and the float error of an FFT result,
-# used to clip round-off below zero.
+# Machine epsilon: ε read from a PLD is moved up by a few of these (rounding).
 _FLOAT_EPS = np.finfo(float).eps
 
 
@@ -213,11 +212,6 @@ class PrivacyLossDistribution:
     def __repr__(self):
         return (f"PrivacyLossDistribution(step={self.step:g}, losses=[{self.offset * self.step:g}, "
                 f"{(self.offset + self.pmf.size - 1) * self.step:g}], infinity_mass={self.infinity_mass:g})")
-
-
-def identity_pld(step):
-    """The PLD of a mechanism that reveals nothing: all mass at loss 0."""
-    return PrivacyLossDistribution(step, 0, [1.0])
 
 
 def _mgf_side(pld, sign):

@@ -15,7 +15,7 @@ point at the bottom: both only increase δ).
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 from ._pld import PrivacyLossDistribution
 

@@ -21,7 +21,6 @@ from skdp.accounting import (
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
     GaussianEvent,
-    LaplaceEvent,
     PLDAccountant,
     PoissonSampledEvent,
     PrivacyLossDistribution,
