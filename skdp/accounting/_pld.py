@@ -3,12 +3,12 @@
 A mechanism M and an ordered pair of neighbouring datasets (D, D') give the
 privacy loss L = log(P(o)/Q(o)) of an output o ~ P = M(D), Q = M(D'). Its
 distribution ω (the PLD) gives the exact hockey-stick divergence
-(Sommer, Meiser & Mohammadi 2019, Thm. 1)::
+(Meiser & Mohammadi 2018; Sommer, Meiser & Mohammadi 2019)::
 
     δ(ε) = E[(1 − e^{ε − L})₊] = Σ_l ω(l) (1 − e^{ε − l})₊ + ω(∞)
 
-and the PLD of a composition is the convolution of the PLDs (same paper,
-Thm. 1; Koskela, Jälkö & Honkela 2020).
+and the PLD of a composition is the convolution of the PLDs (same papers;
+Koskela, Jälkö & Honkela 2020).
 
 Here a PLD lives on a grid l = i·h. The losses of one mechanism are put on
 the grid by "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi
@@ -26,8 +26,7 @@ Composition takes one FFT per mechanism: the grid of the composition is
 sized by Chernoff bounds on its finite part (mass beyond them is below a set
 ``tail_bound`` η, added to δ), the one-step PLDs are folded onto it, and the
 product of their transforms raised to the counts is inverted once
-(Koskela, Jälkö & Honkela 2020, Sec. 4; Gopi, Lee & Wutschitz 2021,
-Alg. 1). Mass outside the window that wraps around only adds mass.
+(Koskela, Jälkö & Honkela 2020; Gopi, Lee & Wutschitz 2021). Mass outside the window that wraps around only adds mass.
 """
 
 import math
@@ -146,7 +145,7 @@ class PrivacyLossDistribution:
         """Smallest δ(ε) this PLD certifies, for ε >= 0 (a float or an array).
 
         δ(ε) = Σ_{l > ε} p(l)(1 − e^{ε − l}) + p(∞) (Sommer, Meiser &
-        Mohammadi 2019, Thm. 1), plus the tail mass kept outside the grid.
+        Mohammadi 2019), plus the tail mass kept outside the grid.
         """
         eps = np.asarray(epsilon, dtype=float)
         if np.any(np.isnan(eps)) or np.any(eps < 0):

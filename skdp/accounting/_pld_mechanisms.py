@@ -2,8 +2,9 @@
 
 Every function returns a :class:`~skdp.accounting.PrivacyLossDistribution`
 under the add/remove-one-row relation, built by "connect the dots"
-(Doroshenko et al. 2022, Alg. 1): see :mod:`skdp.accounting._pld`. Where the
-two orders of a neighbouring pair give different PLDs (Poisson subsampling),
+(Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022): see
+:mod:`skdp.accounting._pld`. Where the two orders of a neighbouring pair
+give different PLDs (Poisson subsampling),
 there are two functions, one per direction: "remove" is the PLD of
 (M(D ∪ {x}), M(D)) and "add" that of (M(D), M(D ∪ {x})).
 
@@ -35,7 +36,7 @@ def _from_survival(step, lo, hi, survival, *, atom_below=True):
 
     The interval (l_i, l_{i+1}] holds P-mass A and Q-mass B = ∫ e^{−l} dP; it
     is split into masses at its two ends with the same A and B
-    (Doroshenko et al. 2022, Alg. 1): at l_{i+1} goes (A − e^{l_i} B)/(1 − e^{−h}).
+    (Doroshenko et al. 2022): at l_{i+1} goes (A − e^{l_i} B)/(1 − e^{−h}).
     Mass at or below the lowest grid point stays there (moved up) and mass
     above the top goes to ∞.
     """
@@ -61,7 +62,7 @@ def _from_atoms(step, losses, masses, infinity_mass=0.0):
     """Connect-the-dots PLD of a finite PLD: loss ``losses[j]`` with probability ``masses[j]``.
 
     An atom p at a < l < b goes p(1 − e^{a−l})/(1 − e^{−h}) to b and the rest to a
-    (same mass and same E[e^{−L}]; Doroshenko et al. 2022, Alg. 1).
+    (same mass and same E[e^{−L}]; Doroshenko et al. 2022).
     """
     losses = np.asarray(losses, dtype=float)
     masses = np.asarray(masses, dtype=float)
@@ -214,7 +215,7 @@ def _subsampled_inverse(g, q, mu):
 def poisson_gaussian_remove_pld(sampling_rate, noise_multiplier, step, tail):
     """Poisson-subsampled Gaussian, remove direction: P = (1 − q)N(0,1) + qN(μ,1), Q = N(0,1).
 
-    The pair of Koskela, Jälkö & Honkela 2020 (Sec. 5) and Zhu, Dong & Wang
+    The pair of Koskela, Jälkö & Honkela 2020 and Zhu, Dong & Wang
     2022 (dominating pairs of Poisson subsampling under add/remove), μ = 1/σ:
     L(x) = log(1 − q + q e^{μx − μ²/2}) increases in x.
     """
