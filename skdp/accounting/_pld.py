@@ -12,7 +12,7 @@ Koskela, Jälkö & Honkela 2020).
 
 Here a PLD lives on a grid l = i·h. The losses of one mechanism are put on
 the grid by "connect the dots" (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi
-2022, Alg. 1): a loss l between grid points a < l < b is split into masses at
+2022): a loss l between grid points a < l < b is split into masses at
 a and b with the same total mass and the same E[e^{−L}], so the discrete PLD
 has the same δ at every grid point ε and a larger δ between them (its δ is
 the chord, in e^ε, of a convex function). Mass below the grid is moved up
