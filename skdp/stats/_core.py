@@ -58,7 +58,8 @@ Conventions shared by every statistic
     multiplier that reaches (ε, δ) (:func:`skdp.accounting.calibrate_noise_multiplier`).
   * The Gaussian is used only where it adds less noise than the Laplace:
     where z²·k < 2k²/ε², comparing the variances (z√kΔ)² and 2(Δk/ε)² of one
-    sum (:func:`_sums_delta`, from public parameters only). Otherwise a
+    sum, and where some z reaches (ε, δ) on the order grid at all
+    (:func:`_sums_delta`, from public parameters only). Otherwise a
     ``delta > 0`` release is the Laplace one, pure ε-DP: a stronger
     guarantee with less noise.
   * ``secure=True``: every sum is computed exactly in integers on a public
@@ -237,14 +238,32 @@ def _sums_delta(epsilon, delta, k):
 
     The Gaussian (std z·√k·Δ per sum) is used only where its variance is
     below that of the Laplace with ε/k per sum (2(Δk/ε)²), so ``delta > 0``
-    never adds more noise than ``delta = 0``. Every curve and every noise
+    never adds more noise than ``delta = 0``, and where a Gaussian reaches
+    (ε, δ) at all (:func:`_reachable_multiplier`). Every curve and every noise
     draw of the k sums calls this with the same arguments, so the release
     runs the mechanism that was charged.
     """
     if delta == 0 or epsilon == math.inf:
         return delta
-    z = _noise_multiplier(epsilon, delta)
+    z = _reachable_multiplier(epsilon, delta)
+    if z is None:  # no Gaussian reaches (ε, δ) on the order grid (ε far below 1)
+        return 0.0
     return delta if z * z < 2.0 * k / (epsilon * epsilon) else 0.0
+
+
+@functools.lru_cache(maxsize=256)
+def _reachable_multiplier(epsilon, delta):
+    """:func:`_noise_multiplier`, or None where no noise multiplier reaches (ε, δ).
+
+    RDP's conversion to (ε, δ) on the order grid has a floor: below
+    ε = 0.0035 at δ = 1e-5 (default orders) no Gaussian reaches (ε, δ)
+    (found in a review of the default δ). The Laplace then gives the
+    release, pure ε-DP, as with ``delta = 0``, instead of an error.
+    """
+    try:
+        return _noise_multiplier(epsilon, delta)
+    except ValueError:
+        return None
 
 
 def _sums_curve(epsilon, delta, n_sums, *, secure=False):
