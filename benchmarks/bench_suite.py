@@ -483,7 +483,11 @@ def main(argv=None):
     if args.skdp_commit:
         import tempfile
 
+        import atexit
+        import shutil
+
         tmp = tempfile.mkdtemp(prefix="skdp_suite_")
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
         archive = subprocess.run(["git", "-C", os.path.dirname(here), "archive", args.skdp_commit, "skdp"],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
@@ -522,7 +526,12 @@ def main(argv=None):
     all_flags, all_failures, dump, timings = [], [], [], {}
     for name in args.tables:
         t_task = time.perf_counter()
-        task = LOADERS[name]()
+        try:
+            task = LOADERS[name]()
+        except Exception as exc:  # noqa: BLE001 - e.g. a bench extra not installed
+            all_failures.append(f"table {name} not loaded: {type(exc).__name__}: {exc}")
+            print(f"\n### {name}: not loaded ({type(exc).__name__}: {exc}); pip install -e '.[bench]'")
+            continue
         families = [f for f in FAMILIES[task.kind] if f in args.estimators]
         specs = [s for f in families for s in FAMILY_SPECS[f]
                  if (s.lib != "diffprivlib" or use_dpl) and (s.lib != "opacus" or use_opacus)]
@@ -582,7 +591,11 @@ def main(argv=None):
     for line in all_failures or ["(none)"]:
         print(f"- {line}")
     total = time.perf_counter() - t_start
-    print(f"\nTotal wall time: {total:.0f} s ({total / 60:.1f} min) on {os.cpu_count()} cores.")
+    cpu = os.times()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (math.nan,) * 3
+    print(f"\nTotal wall time: {total:.0f} s ({total / 60:.1f} min) on {os.cpu_count()} cores; CPU time "
+          f"{cpu.user + cpu.system:.0f} s in this process, {cpu.children_user + cpu.children_system:.0f} s in "
+          f"the peers' subprocesses; load average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}.")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(command=sys.argv, commit=commit, cells=dump, flags=all_flags,
