@@ -12,6 +12,8 @@ the PLD accountant when every charge has a PLD and the RDP one otherwise.
 
 import math
 
+import numpy as np
+
 from ._basic import (
     approximate_dp_rdp,
     gaussian_rdp,
@@ -149,9 +151,11 @@ def _loss_variance(leaf):
         mean = sum(l * m for l, m in zip(losses, masses)) / total
         return max(sum((l - mean) ** 2 * m for l, m in zip(losses, masses)) / total, 1e-300)
     if isinstance(leaf, LaplaceEvent):
-        return 1.0 / leaf.noise_multiplier**2
+        return max(_mech.laplace_loss_variance(leaf.noise_multiplier), 1e-300)
     if isinstance(leaf, DiscreteLaplaceEvent):
-        return (leaf.sensitivity / leaf.scale) ** 2
+        losses, masses = _mech.discrete_laplace_atoms(leaf.scale, leaf.sensitivity)
+        mean = float(np.sum(losses * masses) / np.sum(masses))
+        return max(float(np.sum((losses - mean) ** 2 * masses) / np.sum(masses)), 1e-300)
     if isinstance(leaf, DiscreteGaussianEvent):
         return (leaf.sensitivity / leaf.sigma) ** 2
     if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
@@ -187,17 +191,35 @@ def _loss_span(leaf, tail):
     return 0.0
 
 
-def _pure_epsilon(leaf):
-    """The pure ε-DP bound of one run (``inf`` if there is none)."""
+def _largest_loss(leaf):
+    """(largest finite privacy loss of one run, probability of an infinite one); inf when unbounded.
+
+    ε-DP mechanisms have losses in [−ε, ε] (their PLDs above); (ε, δ)-DP adds
+    an infinite loss with probability δ (Kairouz, Oh & Viswanath 2015).
+    """
     if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent)):
-        return leaf.epsilon
+        return leaf.epsilon, 0.0
     if isinstance(leaf, ApproximateDPEvent):
-        return leaf.epsilon if leaf.delta == 0 else math.inf
+        return leaf.epsilon, leaf.delta
     if isinstance(leaf, LaplaceEvent):
-        return 1.0 / leaf.noise_multiplier
+        return 1.0 / leaf.noise_multiplier, 0.0
     if isinstance(leaf, DiscreteLaplaceEvent):
-        return leaf.sensitivity / leaf.scale
-    return math.inf
+        return leaf.sensitivity / leaf.scale, 0.0
+    return math.inf, 0.0
+
+
+def _loss_ceiling(active):
+    """(L, p): the composed loss is at most L except with probability p (infinite losses).
+
+    So δ(L) = p exactly and, for δ >= p, ε(δ) <= L: a cap that is exact for
+    pure DP and keeps the grid's rounding from pushing ε above the largest loss.
+    """
+    total, log_finite = 0.0, 0.0
+    for leaf, c in active:
+        loss, inf_mass = _largest_loss(leaf)
+        total += c * loss
+        log_finite += c * math.log1p(-inf_mass)
+    return total, -math.expm1(log_finite)
 
 
 def _leaf_plds(leaf, step, tail):
@@ -390,15 +412,15 @@ class PLDAccountant(_Accountant):
             return math.inf
         if not active:
             return 0.0
-        pure = sum(c * _pure_epsilon(leaf) for leaf, c in active)
+        ceiling, beyond = _loss_ceiling(active)
+        cap = ceiling if delta >= beyond else math.inf
         if delta == 0.0:
-            # pure ε-DP bounds add up, and the sum is the largest loss (exact)
-            return pure
+            return cap  # pure ε-DP bounds add up, and the sum is the largest loss (exact)
         mu = self._gdp_mu(active)
         if mu is not None:
             return gdp_to_epsilon(mu, delta)
         remove, add = self._composed()
-        return min(pure, max(remove.epsilon(delta), add.epsilon(delta)))
+        return min(cap, max(remove.epsilon(delta), add.epsilon(delta)))
 
     def delta(self, epsilon):
         """Smallest δ such that the composition is (ε, δ)-DP."""
@@ -408,8 +430,9 @@ class PLDAccountant(_Accountant):
             return 1.0
         if not active:
             return 0.0
-        if epsilon >= sum(c * _pure_epsilon(leaf) for leaf, c in active):
-            return 0.0
+        ceiling, beyond = _loss_ceiling(active)
+        if epsilon >= ceiling:
+            return beyond
         mu = self._gdp_mu(active)
         if mu is not None:
             return gdp_to_delta(mu, epsilon)

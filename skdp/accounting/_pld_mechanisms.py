@@ -156,6 +156,11 @@ def discrete_laplace_pld(scale, sensitivity, step):
     Roughgarden & Sundararajan 2009; Canonne, Kamath & Steinke 2020, Sec. 2).
     The pair is tight for both orders by symmetry.
     """
+    return _from_atoms(step, *discrete_laplace_atoms(scale, sensitivity))
+
+
+def discrete_laplace_atoms(scale, sensitivity):
+    """(losses, masses) of the discrete Laplace PLD (see :func:`discrete_laplace_pld`)."""
     a = 1.0 / float(scale)
     d = int(sensitivity)
     x = np.arange(1, d, dtype=float)
@@ -165,7 +170,20 @@ def discrete_laplace_pld(scale, sensitivity, step):
         [1.0 / (1.0 + math.exp(-a)), math.exp(-a * d) / (1.0 + math.exp(-a))],
         np.exp(log_c - a * x),
     ])
-    return _from_atoms(step, losses, masses)
+    return losses, masses
+
+
+def laplace_loss_variance(noise_multiplier):
+    """Variance of the Laplace PLD of :func:`laplace_pld`: atoms ±ε₀ and density e^{(l − ε₀)/2}/4 between."""
+    eps0 = 1.0 / float(noise_multiplier)
+    l = np.linspace(-eps0, eps0, 2001)
+    dens = 0.25 * np.exp((l - eps0) / 2.0)
+    w = np.full(l.size, l[1] - l[0])
+    w[0] = w[-1] = w[0] / 2.0  # trapezoid rule
+    p_hi, p_lo = 0.5, 0.5 * math.exp(-eps0)
+    m1 = p_hi * eps0 - p_lo * eps0 + float(np.sum(w * dens * l))
+    m2 = (p_hi + p_lo) * eps0 * eps0 + float(np.sum(w * dens * l * l))
+    return max(m2 - m1 * m1, 0.0)
 
 
 def discrete_gaussian_pld(sigma, sensitivity, step, tail, *, max_support=1 << 24):

@@ -414,3 +414,19 @@ def test_losses_in_the_thousands():
     event = SelfComposedEvent(PoissonSampledEvent(0.4, GaussianEvent(0.6)), 3000)
     pld = PLDAccountant().compose(event).epsilon(1e-9)
     assert 100 < pld < RDPAccountant().compose(event).epsilon(1e-9)
+
+
+def test_nearly_pure_compositions_stay_below_their_largest_loss_and_rdp():
+    # found by a random sweep: the grid was sized from an over-estimated discrete
+    # Laplace loss variance, and ε came out above both the largest loss and RDP
+    from skdp.accounting import ComposedEvent, RDPAccountant
+
+    event = ComposedEvent([SelfComposedEvent(ApproximateDPEvent(2.4914, 1e-10), 214),
+                           SelfComposedEvent(DiscreteLaplaceEvent(0.18426, sensitivity=3), 589)])
+    acc = PLDAccountant().compose(event)
+    ceiling = 214 * 2.4914 + 589 * 3 / 0.18426
+    assert acc.epsilon(4.44e-7) < RDPAccountant().compose(event).epsilon(4.44e-7)
+    assert acc.epsilon(4.44e-7) < ceiling
+    # beyond the largest finite loss only the infinite losses of the δ parts remain
+    assert acc.delta(ceiling) == pytest.approx(-math.expm1(214 * math.log1p(-1e-10)), rel=1e-9)
+    assert acc.epsilon(0.0) == math.inf
