@@ -75,10 +75,12 @@ class DPEstimatorMixin:
 
         Call it after validation and before reading any value of the data.
         It raises :class:`~skdp.BudgetExceededError` when the budget cannot
-        afford the fit; then nothing is recorded, and every fitted attribute
-        (``n_features_in_`` set by ``validate_data``, and those of an earlier
-        fit) is removed, so that the estimator is plainly not fitted rather
-        than half-fitted on new data.
+        afford the fit, and the ledger's own error when it cannot be charged
+        at all (for example ``FileNotFoundError`` when its file is gone); then
+        nothing is recorded, and every fitted attribute (``n_features_in_``
+        set by ``validate_data``, and those of an earlier fit) is removed, so
+        that the estimator is plainly not fitted rather than half-fitted on
+        new data.
         """
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"Expected an RDPCurve; got {type(curve).__name__}.")
@@ -86,17 +88,18 @@ class DPEstimatorMixin:
         if budget is not None:
             try:
                 budget.charge(curve, label=label or self._budget_label())
-            except BudgetExceededError as exc:
-                # Inside cross-validation scikit-learn's default error_score=np.nan
-                # turns this error into a NaN score: say plainly what happened.
-                warnings.warn(
-                    f"The privacy budget ran out: {type(self).__name__}.fit was refused "
-                    f"and fitted nothing ({exc}) Inside GridSearchCV, cross_validate or "
-                    "cross_val_score this shows up as a NaN score, not as a bad candidate; "
-                    'pass error_score="raise" to stop at the first refused fit.',
-                    BudgetExhaustedWarning,
-                    stacklevel=2,
-                )
+            except Exception as exc:
+                if isinstance(exc, BudgetExceededError):
+                    # Inside cross-validation scikit-learn's default error_score=np.nan
+                    # turns this error into a NaN score: say plainly what happened.
+                    warnings.warn(
+                        f"The privacy budget ran out: {type(self).__name__}.fit was refused "
+                        f"and fitted nothing ({exc}) Inside GridSearchCV, cross_validate or "
+                        "cross_val_score this shows up as a NaN score, not as a bad "
+                        'candidate; pass error_score="raise" to stop at the first refused fit.',
+                        BudgetExhaustedWarning,
+                        stacklevel=2,
+                    )
                 for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                     delattr(self, name)
                 raise

@@ -550,7 +550,6 @@ def test_stacking_with_a_fixed_output_type_is_accepted(encoder, rows):
 
 
 # -- 4. a refused charge leaves no half-refitted model ----------------------------------
-@pytest.mark.xfail(strict=True, reason="only BudgetExceededError clears the fitted state")
 def test_a_charge_refused_by_a_missing_ledger_leaves_no_half_fitted_model(tmp_path):
     path = tmp_path / "l.sqlite"
     model = DPStandardScaler(bounds=(0, 1), budget=PrivacyBudget(10.0, 1e-5, ledger=path),
