@@ -122,6 +122,19 @@ def _nested_params(estimator, name):
             if k == name or k.endswith("__" + name)}
 
 
+def _with_params(estimator, params):
+    """A copy of ``estimator`` with a candidate's ``params``, each of them a copy too.
+
+    A parameter value may be an estimator (``{"clf": [est_a, est_b]}``): as
+    scikit-learn's searches do, every probe, run and refit gets its own clone
+    of it. Set as is, the grid's one object was fitted by every run in turn,
+    so ``refit=False`` released the last run of that candidate instead of the
+    best run, and the probes' curve recorder stayed in the grid (found in a
+    review of the audit fixes).
+    """
+    return clone(estimator).set_params(**{k: clone(v, safe=False) for k, v in params.items()})
+
+
 def _set_nested(estimator, name, value_for):
     """Set every parameter ``name`` (also nested ``step__name``) to ``value_for()``."""
     keys = list(_nested_params(estimator, name))
@@ -136,7 +149,7 @@ def _is_private(estimator):
     return isinstance(estimator, DPEstimatorMixin) or hasattr(estimator, "_charge_budget")
 
 
-def _check_private_steps(estimator, where="estimator", after_private=False):
+def _check_private_steps(estimator, where="estimator", after_private=False, sparse_stack=False):
     """Refuse a candidate with a step that learns from the data without privacy.
 
     Allowed: skdp estimators (they charge their own curve), ``None``,
@@ -158,6 +171,14 @@ def _check_private_steps(estimator, where="estimator", after_private=False):
     fails cannot be checked before the charge (:func:`_check_values` checks
     every other step on the real input).
 
+    And a sparse ``OneHotEncoder`` that writes no entry for some rows (an
+    ignored unknown category, or a dropped one) inside a ``ColumnTransformer``
+    with 0 < ``sparse_threshold`` < 1 (``sparse_stack``): the stacked output
+    is sparse when its density is below the threshold, so its type would
+    depend on how many rows have no entry. The whole input could stack dense
+    and a run's training part sparse, which the next step refuses after the
+    charge (found in a review of the audit fixes).
+
     Returns whether ``estimator`` holds a private step.
     """
     if estimator is None or (isinstance(estimator, str) and estimator in ("passthrough", "drop")):
@@ -168,10 +189,11 @@ def _check_private_steps(estimator, where="estimator", after_private=False):
         private = False
         for name, step in estimator.steps:
             private |= _check_private_steps(step, f"{where} step {name!r}",
-                                            after_private or private)
+                                            after_private or private, sparse_stack)
         return private
     if isinstance(estimator, ColumnTransformer):
         private = False
+        sparse_stack = sparse_stack or 0 < estimator.sparse_threshold < 1
         for name, step, columns in estimator.transformers:
             if callable(columns) and not isinstance(columns, make_column_selector):
                 raise ValueError(
@@ -180,9 +202,9 @@ def _check_private_steps(estimator, where="estimator", after_private=False):
                     "model. Pass column names or indices, or make_column_selector (it reads "
                     "only dtypes and names).")
             private |= _check_private_steps(step, f"{where} transformer {name!r}",
-                                            after_private)
+                                            after_private, sparse_stack)
         return _check_private_steps(estimator.remainder, f"{where} remainder",
-                                    after_private) or private
+                                    after_private, sparse_stack) or private
     if isinstance(estimator, FunctionTransformer):
         if estimator.check_inverse and estimator.func is not None and (
                 estimator.inverse_func is not None):
@@ -212,6 +234,15 @@ def _check_private_steps(estimator, where="estimator", after_private=False):
                 "step: whether that step's output holds an unknown category is known only "
                 "after the search's charge. Pass handle_unknown='ignore', or encode the "
                 "input before the private steps.")
+        if sparse_stack and estimator.sparse_output and (
+                estimator.handle_unknown != "error" or estimator.drop is not None):
+            raise ValueError(
+                f"{where} is a sparse OneHotEncoder that writes no entry for an unknown or "
+                "dropped category, inside a ColumnTransformer with 0 < sparse_threshold < 1: "
+                "whether the stacked output is sparse depends on how many rows have no "
+                "entry, so a run could fail after the search's charge. Pass "
+                "sparse_output=False to the encoder, or sparse_threshold=0 to the "
+                "ColumnTransformer.")
         return False
     raise ValueError(
         f"{where} ({type(estimator).__name__}) learns from the data without privacy: its "
@@ -305,7 +336,7 @@ def _train_curve(estimator, params, X_like, y_like, n):
     Probes on placeholders of ``n`` rows: no value of ``X`` or ``y`` is read
     (except the label set of ``y`` when the classifier has no ``classes``).
     """
-    candidate = clone(estimator).set_params(**params)
+    candidate = _with_params(estimator, params)
     recorder = _CurveRecorder()
     if not _set_nested(candidate, "budget", lambda: recorder):
         raise ValueError(
@@ -517,7 +548,7 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     ledger; the run's privacy is in the search's curve, charged before.
     """
     rng = np.random.default_rng(seed)
-    candidate = _private_fit(clone(estimator).set_params(**params), X_train, y_train, rng,
+    candidate = _private_fit(_with_params(estimator, params), X_train, y_train, rng,
                              expected, params, labels, main_pid)
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
     # Discrete Laplace on a count of L1 sensitivity 1 under add/remove (for a
@@ -837,7 +868,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         if self.refit:
             with _quiet():
                 self.best_estimator_ = _private_fit(
-                    clone(self.estimator).set_params(**self.best_params_), X, y, rng,
+                    _with_params(self.estimator, self.best_params_), X, y, rng,
                     refit_curve, self.best_params_, labels, os.getpid())
         else:
             self.best_estimator_ = best_model
@@ -998,7 +1029,12 @@ _PRIVACY_DOC = """
     charge, a step that may refuse a value is refused too: a
     ``OneHotEncoder`` with ``handle_unknown="error"`` (pass ``"ignore"``) or
     a ``FunctionTransformer`` with a ``func`` (apply it to the input, before
-    the skdp steps).
+    the skdp steps). So is a sparse ``OneHotEncoder`` that ignores unknown
+    categories or drops one, inside a ``ColumnTransformer`` that stacks
+    sparse below a density (0 < ``sparse_threshold`` < 1, as by default):
+    the rows decide there whether the output is sparse (pass
+    ``sparse_output=False``). An estimator given as a value in the
+    parameter grid is cloned for every run, as in scikit-learn's searches.
 
     **Order of work.** ``fit`` validates the parameters, the candidates'
     steps and the shapes. It then lets every step of every candidate refuse

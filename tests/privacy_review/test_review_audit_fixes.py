@@ -432,7 +432,6 @@ def _grid_search(nb, lr, **kw):
     return DPGridSearchCV(pipe, {"clf": [nb, lr]}, n_runs_mean=4, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="the search fits the estimators of its grid in place")
 def test_search_leaves_the_estimators_of_its_grid_untouched():
     X, y = _grid_data()
     user_budget = PrivacyBudget(100.0, 1e-5)
@@ -450,7 +449,6 @@ def test_search_leaves_the_estimators_of_its_grid_untouched():
     pickle.loads(pickle.dumps(search))  # no curve recorder left anywhere
 
 
-@pytest.mark.xfail(strict=True, reason="grid estimators keep the probe's recorder")
 def test_search_over_grid_estimators_runs_in_worker_processes():
     X, y = _grid_data()
     budget = PrivacyBudget(100.0, 1e-5)
@@ -461,7 +459,6 @@ def test_search_over_grid_estimators_runs_in_worker_processes():
     assert search.score(X, y) > 0.5
 
 
-@pytest.mark.xfail(strict=True, reason="runs share the grid's estimator object")
 def test_refit_false_releases_the_best_runs_model(monkeypatch):
     X, y = _grid_data()
     runs = []
@@ -521,7 +518,6 @@ _NO_ENTRY = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="sparse stacking depends on the rows")
 @pytest.mark.parametrize("case", sorted(_NO_ENTRY))
 def test_data_dependent_sparse_stacking_is_refused_before_the_charge(case):
     # The whole input stacks dense and passes every check; a run's training part
