@@ -269,7 +269,9 @@ def _placeholder_X(X, n):
                 codes = np.zeros(n, dtype=int) if len(dtype.categories) else np.full(n, -1)
                 columns[i] = pd.Categorical.from_codes(codes, dtype=dtype)
             elif dtype.kind in "biufc":
-                columns[i] = np.zeros(n, dtype=dtype)
+                # pandas' nullable Int64, Float64, boolean: zeros of their numpy type
+                numeric = getattr(dtype, "numpy_dtype", dtype)
+                columns[i] = pd.Series(np.zeros(n, dtype=numeric), dtype=dtype)
             else:
                 columns[i] = pd.Series([None] * n, dtype=dtype)
         frame = pd.DataFrame(columns)

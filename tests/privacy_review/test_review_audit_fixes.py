@@ -41,6 +41,9 @@ Found and fixed (each test failed before its fix):
 4. A charge refused for another reason than the cap (the ledger file gone)
    left an earlier fitted model half-refitted: ``n_features_in_`` of the new
    data beside the old statistics.
+5. A private search refused, before its charge, every DataFrame with a
+   column of pandas' nullable dtypes (``Int64``, ``Float64``, ``boolean``):
+   its placeholders could not be built (``TypeError``).
 """
 
 import copy
@@ -554,3 +557,20 @@ def test_a_charge_refused_by_a_missing_ledger_leaves_no_half_fitted_model(tmp_pa
     with pytest.raises(FileNotFoundError):
         model.fit(_data(3))
     assert not hasattr(model, "n_features_in_") and not hasattr(model, "mean_")
+
+
+# -- 5. pandas' nullable dtypes reach the search's placeholders ---------------------------
+@pytest.mark.parametrize("dtype", ["Int64", "Float64", "boolean"])
+def test_search_accepts_pandas_nullable_columns(dtype):
+    # The placeholders were np.zeros(n, dtype=<pandas dtype>): a TypeError before the
+    # charge, so no search ran on such a frame, though every skdp step accepts it.
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    x = pd.Series(y + rng.integers(0, 2, 400) > 0).astype(dtype)
+    X = pd.DataFrame({"x": x, "z": rng.normal(size=400)})
+    budget = PrivacyBudget(100.0, 1e-5)
+    nb = DPGaussianNB(bounds=(-4, 4), classes=[0, 1])
+    search = DPGridSearchCV(nb, {"epsilon": [0.5, 1.0]}, budget=budget, n_runs_mean=2,
+                            random_state=0).fit(X, y)
+    assert len(budget) == 1
+    assert search.predict(X.iloc[:5]).shape == (5,)
