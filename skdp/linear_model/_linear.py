@@ -201,7 +201,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     1 − ρ, and λ̃_min = max(0, λ_min(noisy XᵀX) − B) is a lower bound on
     λ_min(XᵀX) on the same event (Weyl's inequality), read from the released
     matrix instead of AdaSSP's separate release, so it costs no budget
-    (:func:`_adaptive_ridge`). A singular XᵀX (one-hot columns) gets λ = B;
+    (``_adaptive_ridge``). A singular XᵀX (one-hot columns) gets λ = B;
     a well-conditioned one at large n gets less, down to 0, so the fit does
     not over-shrink where the data outweigh the noise. The ridge also applies
     to the intercept's column, whose diagonal entry is the noisy count n.
