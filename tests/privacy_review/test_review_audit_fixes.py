@@ -163,11 +163,14 @@ def _release(name, d, eps, delta, rng, tmp_path):
         elif name == "stats.mean_all":  # axis=None: a row adds its d entries
             stats.mean(X, bounds=(_L, _U), **kw)
             blocks = [[("all", draws[0][1], 1.0), ("all", draws[1][1], d * _H)]]
-        elif name == "stats.var":
-            stats.var(X, axis=0, bounds=(_L, _U), **kw)
+        elif name in ("stats.var", "stats.std"):
+            getattr(stats, name[6:])(X, axis=0, bounds=(_L, _U), **kw)
             blocks = [_var_blocks(draws, d)]
         elif name == "stats.histogram":
             stats.histogram(X[:, 0], bins=d + 1, range=(_L, _U), **kw)
+            blocks = [[("one", draws[0][1], 1.0)]]
+        elif name == "stats.histogramdd":  # one row falls in one of the 3 x (d + 1) bins
+            stats.histogramdd(X[:, [0, -1]], bins=[3, d + 1], range=[(_L, _U)] * 2, **kw)
             blocks = [[("one", draws[0][1], 1.0)]]
         return budget.ledger[0].curve, blocks
     if name == "scaler":
@@ -199,7 +202,8 @@ def _release(name, d, eps, delta, rng, tmp_path):
 
 
 _RELEASES = ["stats.count", "stats.sum", "stats.mean", "stats.mean_all", "stats.var",
-             "stats.histogram", "scaler", "scaler_mean", "histogram", "naive_bayes", "imputer"]
+             "stats.std", "stats.histogram", "stats.histogramdd", "scaler", "scaler_mean",
+             "histogram", "naive_bayes", "imputer"]
 
 
 @pytest.mark.parametrize("eps", [0.05, 1.0, 8.0])
@@ -254,7 +258,7 @@ class _SecureSpy:
 _SECURE = [("stats.count", lambda d: d), ("stats.mean", lambda d: d + 1),
            ("stats.var", lambda d: 2 * d + 1), ("stats.histogram", lambda d: 1),
            ("scaler", lambda d: 2 * d + 1), ("histogram", lambda d: d),
-           ("naive_bayes", lambda d: 2 * d + 1)]
+           ("naive_bayes", lambda d: 2 * d + 1), ("imputer", lambda d: 2 * d)]
 
 
 @pytest.mark.parametrize("d", [1, 20])
@@ -279,6 +283,10 @@ def test_secure_noise_drawn_is_the_noise_charged(name, n_sums, d, monkeypatch, t
     elif name == "histogram":
         charged = DPHistogramTransformer(4, bounds=(_L, _U), delta=delta, secure=True,
                                          random_state=0).fit(X).privacy_curve_
+    elif name == "imputer":  # 2d sums: one Gaussian vector, or per feature ε/d over 2 sums
+        X[::5, 0] = np.nan
+        charged = DPSimpleImputer(bounds=(_L, _U), delta=delta, secure=True,
+                                  random_state=0).fit(X).privacy_curve_
     else:
         charged = DPGaussianNB(bounds=(_L, _U), classes=[0, 1], delta=delta, secure=True,
                                random_state=0).fit(X, np.arange(60) % 2).privacy_curve_
