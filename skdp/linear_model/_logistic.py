@@ -25,7 +25,7 @@ from ._row_norm import (
 __all__ = ["DPLogisticRegression"]
 
 # Heavy-ball momentum and step size (as a multiple of 1/L, L the public bound on
-# the smoothness of the mean loss). Post-processing: they cost no privacy. Fixed
+# the smoothness of the objective). Post-processing: they cost no privacy. Fixed
 # once, measured on UCI Adult (see docs/benchmarks.md, "Adult accuracy").
 _MOMENTUM = 0.9
 _STEP = 2.0
@@ -84,7 +84,8 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
        private n in the mean loss and the penalty, and sets the number of
        steps T = n̂/(28 σ_g), between 10 and 500 (``max_iter="auto"``).
     4. T steps of heavy-ball gradient descent (momentum 0.9, step 2/L with
-       L = Δ²/4 the public smoothness bound) on
+       L = Δ²/4 + 1/(C n̂) the smoothness bound, from public and released
+       values) on
        ``mean log-loss + ||w||² / (2 C n̂)`` (the objective of scikit-learn's
        ``LogisticRegression`` divided by C·n), each on the exact full-batch
        gradient sum plus N(0, (σ_g√T·Δ)² I). The model is the mean of the
@@ -393,14 +394,17 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
 
     Each step adds N(0, (σΔ)² I) to the exact full-batch gradient sum
     (Δ = ``sensitivity``) and divides by the noisy count n̂. The step is
-    ``_STEP``/L, with L the public bound on the smoothness of the mean
-    log-loss: ‖x̃‖²/4 (binary, σ' ≤ 1/4) or ‖x̃‖²/2 (softmax, whose Hessian
-    in the scores is at most ½(I − 11ᵀ/K), Böhning 1992, Lemma); both are Δ²/4.
+    ``_STEP``/L, with L the bound on the smoothness of the objective: that of
+    the mean log-loss, ‖x̃‖²/4 (binary, σ' ≤ 1/4) or ‖x̃‖²/2 (softmax, whose
+    Hessian in the scores is at most ½(I − 11ᵀ/K), Böhning 1992, Lemma), both
+    Δ²/4, plus the penalty's 1/(C n̂). Without the penalty's part the steps
+    diverged where C·n̂ is small against 1/Δ² (few rows, a small C, a small
+    norm without an intercept).
     The model is the mean of the iterates of the last half (``_AVG_FROM``),
     which damps the oscillation of heavy-ball steps and averages noise
     (post-processing).
     """
-    smoothness = sensitivity**2 / 4.0
+    smoothness = sensitivity**2 / 4.0 + 1.0 / (C * n_hat)
     step = _STEP / smoothness
     W = np.zeros((Xa.shape[1], Y.shape[1]))
     velocity = np.zeros_like(W)

@@ -408,6 +408,24 @@ def test_linear_ridge_and_solve_read_only_the_release(monkeypatch):
     assert models[0][0] > 0  # the ridge is AdaSSP's max(0, B - lambda_min) of the release
 
 
+@pytest.mark.parametrize("params", [dict(data_norm=0.01, fit_intercept=False),
+                                    dict(bounds_X=(-0.005, 0.005), fit_intercept=False),
+                                    dict(data_norm=0.01, C=1e-4), dict(data_norm=1.0, C=1e-4)])
+def test_logistic_steps_do_not_diverge_where_the_penalty_is_steep(params):
+    """The minimiser of mean log-loss + ‖w‖²/(2Cn) has ‖w‖² <= 2Cn·log 2 (the objective at 0 is
+    log 2); the private model, its noise included, stays within a few times that."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.uniform(-1, 1, size=(n, 3)) * 0.005
+    y = (X @ [3.0, -3.0, 1.0] > 0).astype(int)
+    C = params.get("C", 1.0)
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no overflow either
+            clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=seed,
+                                       **params).fit(X, y)
+        assert np.linalg.norm(clf.coef_) <= 10 * math.sqrt(2 * C * n * math.log(2))
+
 def _refusals(make, X, y, cases):
     for params, bX, by in cases:
         budget = PrivacyBudget(1e6, 1e-5)
