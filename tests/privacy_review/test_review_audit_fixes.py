@@ -457,6 +457,8 @@ def test_search_leaves_the_estimators_of_its_grid_untouched():
     assert nb.random_state == 7
     released = search.best_estimator_.named_steps["clf"]
     assert released is not nb and released is not lr
+    assert released.random_state == (7 if isinstance(released, DPGaussianNB) else None)
+    assert released.budget is None  # the search's runs never keep a budget
     pickle.loads(pickle.dumps(search))  # no curve recorder left anywhere
 
 
