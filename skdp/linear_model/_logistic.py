@@ -291,6 +291,12 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         binary = n_classes == 2
         intercept = 1.0 if self.fit_intercept else 0.0
         clipper, estimate_norm = self._row_clipper(bounds, data_norm, private)
+        if private and not estimate_norm and not clipper.data_norm**2 + intercept**2 > 0:
+            raise ValueError(
+                f"bounds_X / data_norm bound the rows' norm by {clipper.data_norm:g} and there is "
+                "no intercept: the gradients' sensitivity is 0 or its square underflows, so "
+                "there is nothing to learn. Give wider bounds or fit_intercept=True."
+            )
 
         # 2. the privacy curve, from public parameters alone (never n, never a norm).
         if not private:

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..accounting import calibrate_noise_multiplier, gaussian_rdp
 from ..stats._core import _quantile_curve, _quantile_release
+from ..utils._validation import MAX_BOUND
 
 __all__ = [
     "RowClipper",
@@ -45,15 +46,18 @@ NORM_QUANTILE = 0.75
 
 
 def check_data_norm(data_norm, *, name="data_norm"):
-    """Return ``data_norm`` as a float, finite and > 0.
+    """Return ``data_norm`` as a float in (0, 1e100].
 
     Raises ``TypeError`` if it is not a real number (a bool is not), and
-    ``ValueError`` if it is not finite or not > 0.
+    ``ValueError`` if it is not > 0 or above 1e100 (the limit of public
+    bounds, :data:`skdp.utils._validation.MAX_BOUND`: the squares and sums
+    of squares of the sensitivities must not overflow).
     """
     if isinstance(data_norm, (bool, np.bool_)) or not isinstance(data_norm, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(data_norm).__name__}.")
-    if not (0 < float(data_norm) < math.inf):
-        raise ValueError(f"{name} must be finite and > 0; got {data_norm!r}.")
+    if not (0 < float(data_norm) <= MAX_BOUND):
+        raise ValueError(f"{name} must be finite and > 0, and at most {MAX_BOUND:g}; "
+                         f"got {data_norm!r}.")
     return float(data_norm)
 
 

@@ -466,6 +466,27 @@ def test_linear_bad_input_is_refused_before_the_charge():
     ])
 
 
+@pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(bounds_X=(0, 0), fit_intercept=False),
+    lambda: DPLogisticRegression(bounds_X=(0, 1e-200), fit_intercept=False),
+    lambda: DPLogisticRegression(data_norm=1e-300, fit_intercept=False),
+    lambda: DPLogisticRegression(data_norm=1e300),
+    lambda: DPLinearRegression(data_norm=1e300, bounds_y=(0, 1)),
+])
+def test_a_sensitivity_of_zero_or_out_of_range_is_refused_before_the_charge(make):
+    """Public bounds that make the gradients' sensitivity 0, or its square underflow or overflow,
+    failed with ZeroDivisionError or OverflowError (after the charge for the logistic model)."""
+    rng = np.random.default_rng(15)
+    X = rng.uniform(0, 1, size=(200, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    budget = PrivacyBudget(100.0, 1e-5)
+    est = make().set_params(budget=budget, random_state=0)
+    if isinstance(est, DPLogisticRegression):
+        est.set_params(classes=[0, 1])
+    with pytest.raises(ValueError):
+        est.fit(X, y)
+    assert len(budget) == 0
+
 def test_epsilon_inf_matches_scikit_learn_inside_the_bounds():
     rng = np.random.default_rng(13)
     X = _LOWER + (_UPPER - _LOWER) * rng.random((400, 3))
