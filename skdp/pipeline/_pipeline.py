@@ -16,6 +16,7 @@ from ..model_selection._search import (
     _nested_params,
     _placeholder_X,
     _quiet,
+    _sync_fitted_copies,
 )
 
 __all__ = ["DPPipeline", "make_pipeline"]
@@ -129,13 +130,15 @@ class DPPipeline(Pipeline):
         curve = self._reserved_curve(X, y, keys)
         # (3) one charge for all of them, or none.
         budget.charge(curve, label=self._label())
-        # (4) the steps fit against the reservation, then get their budget back.
+        # (4) the steps fit against the reservation, then get their budget back,
+        # also the fitted copies a ColumnTransformer keeps in transformers_.
         prepaid = _Prepaid(curve)
         self.set_params(**{k: prepaid for k in keys})
         try:
             super().fit(X, y, **params)
         finally:
             self.set_params(**{k: budget for k in keys})
+            _sync_fitted_copies(self)
         return self
 
     def fit_transform(self, X, y=None, **params):

@@ -624,6 +624,24 @@ def _ct_pipe(budget):
                                           budget=budget))
 
 
+def test_dp_pipeline_gives_fitted_copies_their_budget_back():
+    X, y = _pipe_data()
+    budget = PrivacyBudget(100.0, 1e-5)
+    pipe = _ct_pipe(budget).fit(X, y)
+    assert len(budget) == 1
+    fitted = pipe[0].transformers_[0][1]  # the ColumnTransformer's fitted clone
+    assert fitted.budget is budget
+    pickle.loads(pickle.dumps(pipe))
+
+
+def test_dp_pipeline_returns_fitted_column_transformers_from_loky_workers():
+    X, y = _pipe_data()
+    budget = PrivacyBudget(100.0, 1e-5)
+    result = cross_validate(_ct_pipe(budget), X, y, cv=3, n_jobs=2, return_estimator=True,
+                            error_score="raise")
+    assert len(budget) == 3 and len(result["estimator"]) == 3
+
+
 def _frame_with_categories(n=600, seed=0):
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({"a": rng.uniform(-1, 1, n), "b": rng.uniform(-1, 1, n),
