@@ -6,6 +6,7 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
 
 from .accounting import RDPCurve
 from .model_selection._search import (
@@ -106,11 +107,26 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
     n = _n_samples(X)
     X_like = _placeholder_X(X, n)
     y_like = None if y is None else _placeholder_target(model, y, n)
+    _ignore_unknown_categories(model)
     with _quiet():
         _record(model, X_like, y_like, recorder)
     curve = recorder.total()
     eps, order = curve.epsilon_and_order(delta)
     return PrivacyCost(eps, curve.delta if order == math.inf else delta, curve)
+
+
+def _ignore_unknown_categories(model):
+    """Let every OneHotEncoder of a probe copy ignore unknown categories.
+
+    The placeholders of an object column are missing values, outside any
+    public ``categories``: an encoder with ``handle_unknown="error"`` would
+    refuse them, though the real rows may all be valid. The probe's output is
+    thrown away and its width is that of the public categories either way.
+    """
+    encoders = [model] + list(model.get_params(deep=True).values())
+    for encoder in encoders:
+        if isinstance(encoder, OneHotEncoder):
+            encoder.set_params(handle_unknown="ignore")
 
 
 def _placeholder_target(model, y, n):

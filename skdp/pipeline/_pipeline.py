@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from .._cost import _placeholder_target, _record
+from .._cost import _ignore_unknown_categories, _placeholder_target, _record
 from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
 from ..model_selection._search import (
@@ -167,6 +167,7 @@ class DPPipeline(Pipeline):
         model = self._as_pipeline()
         recorder = _CurveRecorder()
         model.set_params(**{k: recorder for k in keys})
+        _ignore_unknown_categories(model)  # the real input's categories were checked in (1)
         n = _n_samples(X)
         y_like = None if y is None else _placeholder_target(model, y, n)
         with _quiet():

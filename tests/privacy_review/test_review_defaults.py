@@ -541,8 +541,8 @@ def _cost_cases(budget):
         "linear": (DPLinearRegression(bounds_X=b, bounds_y=(0, 1), epsilon=0.6, **kw), False),
         "dp_pipeline": (make_pipeline(DPStandardScaler(bounds=b, epsilon=0.3, **kw),
                                       DPSGDClassifier(classes=[0, 1], max_iter=2, **kw)), False),
-        "column_transformer": (Pipeline([("ct", ct), ("nb", DPGaussianNB(
-            bounds=(-10, 10), classes=[0, 1], epsilon=0.5, **kw))]), True),
+        "column_transformer": (make_pipeline(ct, DPGaussianNB(
+            bounds=(-10, 10), classes=[0, 1], epsilon=0.5, **kw)), True),
         "search_total_epsilon": (DPGridSearchCV(
             make_pipeline(DPStandardScaler(bounds=b, epsilon=1.0),
                           DPLogisticRegression(classes=[0, 1], bounds_X=(-10, 10), epsilon=3.0)),
@@ -552,7 +552,7 @@ def _cost_cases(budget):
 
 
 @pytest.mark.parametrize("case", ["logistic_estimated_norm", "logistic_box", "linear",
-                                  "dp_pipeline", "search_total_epsilon"])
+                                  "dp_pipeline", "column_transformer", "search_total_epsilon"])
 def test_privacy_cost_reads_no_value_and_equals_the_charge(case):
     budget = PrivacyBudget(100.0, 1e-5)
     model, frame = _cost_cases(budget)[case]
@@ -655,6 +655,25 @@ def _encoded_pipe(budget, **encoder):
         ("cat", OneHotEncoder(categories=[["x", "y", "z"]], **encoder), ["c"])])
     return make_pipeline(ct, DPGaussianNB(bounds=(-5, 5), classes=[0, 1], epsilon=0.5,
                                           budget=budget))
+
+
+def test_public_categories_of_an_object_column_are_accepted():
+    """The placeholders of an object column are missing values, which an encoder with public
+    categories and handle_unknown='error' refused: the reservation (and privacy_cost) failed
+    on a pipeline whose real rows are all valid."""
+    frame, y = _frame_with_categories()
+    budget = PrivacyBudget(100.0, 1e-5)
+    pipe = _encoded_pipe(budget, sparse_output=False)
+    cost = privacy_cost(pipe, frame, y)
+    pipe.fit(frame, y)
+    assert len(budget) == 1
+    np.testing.assert_allclose(budget.total_curve().rdp, cost.curve.rdp, rtol=1e-12)
+    # An unknown category in the real rows is still refused, before the charge.
+    bad = frame.copy()
+    bad.loc[3, "c"] = "w"
+    with pytest.raises(ValueError):
+        _encoded_pipe(budget, sparse_output=False).fit(bad, y)
+    assert len(budget) == 1
 
 
 @pytest.mark.xfail(strict=True, reason="DPPipeline reserves the curve of placeholders; a step "
