@@ -21,7 +21,8 @@ from ..stats._core import (
     _sums_curve,
     _sums_delta,
 )
-from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
+from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
 
 __all__ = ["DPSimpleImputer"]
 
@@ -34,10 +35,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     Like :class:`sklearn.impute.SimpleImputer` with ``missing_values=np.nan``.
     NaN is allowed in X here (it marks a missing value); infinities are not.
     For each feature the statistic is computed privately from its observed
-    values, clipped to the public ``bounds`` (required, never read from the
-    data); ``epsilon`` is split evenly over the features and the fit charges
-    the composed curve once (pure ε-DP; ``"mean"`` with ``delta > 0`` is
-    (ε, δ)-DP, see ``delta``):
+    values, clipped to the ``bounds``; ``epsilon`` is split evenly over the
+    features and the fit charges the composed curve once (pure ε-DP;
+    ``"mean"`` with ``delta > 0`` is (ε, δ)-DP, see ``delta``):
 
     - ``"mean"``: DP mean of :mod:`skdp.stats` (a noisy count of the observed
       values and a noisy sum). The number of observed, hence of missing,
@@ -50,6 +50,19 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     - ``"constant"``: ``fill_value``; reads nothing and charges
       :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
 
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) ``"mean"`` and ``"median"`` first release
+    private bounds of each feature's observed values with half of
+    ``epsilon`` (:func:`skdp.stats.bounds`: a noisy log-scale histogram,
+    within a factor 2 of the data's range; a feature none of whose bins
+    stands out of the noise gets (0, 0), so its fill value is 0), and the
+    statistics take the rest, composed into the fit's one charge (see
+    :ref:`bounds`). ``"most_frequent"`` needs no bounds when ``categories``
+    are given (each value counts for its nearest candidate), and refuses to
+    fit without both, before any charge. With ``epsilon=inf`` no bounds are
+    needed (scikit-learn's statistics).
+
     Unlike scikit-learn, features with no observed value are never dropped
     (dropping them would reveal that every value is missing); like
     scikit-learn's ``keep_empty_features=True`` they are kept. With
@@ -61,8 +74,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     missing_values : float, default=np.nan
         Only ``np.nan`` is supported.
     strategy : {"mean", "median", "most_frequent", "constant"}, default="mean"
-    bounds : tuple (lower, upper)
+    bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (not needed for ``"constant"``).
+        ``None``: estimated privately (see above); public bounds are better.
     categories : array-like or list of array-like, default=None
         Public candidate values for ``"most_frequent"``: one array for every
         feature, or one per feature. ``None``: the integers within the bounds.
@@ -115,6 +129,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     ----------
     statistics_ : ndarray of shape (n_features,)
         The fill value of each feature.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The bounds the observed values were clipped to: public, private, or
+        ±inf (none needed).
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -229,36 +246,60 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
                 raise ValueError(f"fill_value must be a finite number; got {fill!r}.")
             self._charge_budget(RDPCurve.zero())
             self.statistics_ = np.full(d, float(fill))
+            self.bounds_ = no_bounds(d)
             return self
 
-        lower, upper = check_bounds(self.bounds, d)
-        eps = epsilon / d  # split evenly over the features: each has its own observed rows
-        # One Gaussian vector over the 2d sums where it adds less noise than the
-        # Laplace split (_sums_delta); otherwise the per-feature Laplace releases.
-        joint = strategy == "mean" and epsilon != math.inf and _sums_delta(epsilon, delta, 2 * d) > 0
-        # Each curve takes the (epsilon, delta, sizes, secure) that its release below
-        # takes, so the release runs exactly the mechanisms charged (stats._core);
-        # a secure median's epsilon too small raises here, before the charge.
-        if joint:  # d counts and d sums as one Gaussian vector (stats._core docstring)
-            curve = _sums_curve(epsilon, delta, 2 * d, secure=secure)
-        elif strategy == "mean":
-            curve = d * _mean_curve(eps, 0.0, 1, secure=secure)
-        elif strategy == "median":
-            curve = d * _quantile_curve(eps, 0.0, 1, secure=secure)
+        bounds = check_bounds_or_none(self.bounds, d)
+        if strategy == "most_frequent":
+            if bounds is None and self.categories is None:
+                raise ValueError(
+                    "most_frequent needs public candidate values: pass categories (or "
+                    "public bounds, whose integers are then the candidates)."
+                )
+            candidates = self._candidates(d, *(no_bounds(d) if bounds is None else bounds))
+
+        # The whole curve from public parameters. Without public bounds (finite
+        # epsilon) the private bounds of the observed values come first, in the
+        # same charge; the statistic takes the rest (stats._range.split_curve).
+        # Each curve takes the (epsilon, delta, sizes, secure) that its release
+        # below takes, so the release runs exactly the mechanisms charged
+        # (stats._core); a secure median's epsilon too small raises here, before
+        # the charge.
+        def stat_curve(eps):
+            if self._joint(strategy, eps, delta, d):  # d counts and d sums, one Gaussian
+                return _sums_curve(eps, delta, 2 * d, secure=secure)
+            each = {"mean": _mean_curve, "median": _quantile_curve,
+                    "most_frequent": _histogram_curve}[strategy]
+            return d * each(eps / d, 0.0, 1, secure=secure)
+
+        # most_frequent counts each value for its nearest public candidate: it needs
+        # no bounds (public ones still clip the values first).
+        estimate = bounds is None and epsilon != math.inf and strategy != "most_frequent"
+        if estimate:
+            eps_bounds, eps_stat, curve = split_curve(epsilon, delta, d, stat_curve, secure=secure)
         else:
-            candidates = self._candidates(d, lower, upper)
-            curve = d * _histogram_curve(eps, 0.0, 1, secure=secure)
+            eps_stat, curve = epsilon, stat_curve(epsilon)
         self._charge_budget(curve)
-        if joint:
-            self.statistics_ = self._joint_means(X, lower, upper, epsilon, delta, rng, secure)
+
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
+        self.bounds_ = no_bounds(d) if bounds is None else bounds
+        lower, upper = self.bounds_
+        if self._joint(strategy, eps_stat, delta, d):
+            self.statistics_ = self._joint_means(X, lower, upper, eps_stat, delta, rng, secure)
             return self
 
+        eps = eps_stat / d  # split evenly over the features: each has its own observed rows
         stats = np.empty(d)
         for j in range(d):
             col = X[~np.isnan(X[:, j]), j]
             kw = dict(epsilon=eps, delta=0.0, rng=rng, secure=secure)
-            if epsilon == math.inf and col.size == 0:
-                stats[j] = 0.0  # as scikit-learn's keep_empty_features=True
+            if epsilon == math.inf and (col.size == 0 or strategy != "most_frequent"):
+                # numpy's statistic of the clipped values (unclipped without bounds);
+                # an empty feature gets 0, as scikit-learn's keep_empty_features=True
+                col = np.clip(col, lower[j], upper[j])
+                stats[j] = 0.0 if col.size == 0 else (
+                    np.mean(col) if strategy == "mean" else np.median(col))
             elif strategy == "mean":
                 stats[j] = _mean_release(col, bounds=(lower[j], upper[j]), axis=0, **kw)
             elif strategy == "median":
@@ -272,6 +313,11 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
                 stats[j] = c[int(np.argmax(hist))]  # first maximum: the smallest candidate
         self.statistics_ = stats
         return self
+
+    @staticmethod
+    def _joint(strategy, epsilon, delta, d):
+        """Whether the means are one Gaussian release of 2d sums (where it adds less noise)."""
+        return strategy == "mean" and epsilon != math.inf and _sums_delta(epsilon, delta, 2 * d) > 0
 
     @staticmethod
     def _joint_means(X, lower, upper, epsilon, delta, rng, secure):

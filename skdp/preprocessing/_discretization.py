@@ -1,4 +1,6 @@
-"""DPKBinsDiscretizer: bins from public bounds or from DP quantiles."""
+"""DPKBinsDiscretizer: bins from public or private bounds, or from DP quantiles."""
+
+import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -8,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _quantile_curve, _quantile_release
-from ..utils import check_bounds, check_epsilon, check_generator
+from ..stats._range import _bounds_curve, _bounds_release, check_bounds_or_none, split_curve
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, check_choice, check_n_bins
 
 __all__ = ["DPKBinsDiscretizer"]
@@ -19,17 +22,27 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
 
     Like :class:`sklearn.preprocessing.KBinsDiscretizer`, with two strategies:
 
-    - ``strategy="uniform"``: equal-width bins between the public ``bounds``.
-      The fit reads no value of the data and charges
+    - ``strategy="uniform"``: equal-width bins between the ``bounds``. With
+      public bounds the fit reads no value of the data and charges
       :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
     - ``strategy="quantile"``: the inner edges are the DP quantiles
-      1/k, ..., (k−1)/k of each feature (clipped to the public ``bounds``),
+      1/k, ..., (k−1)/k of each feature (clipped to the ``bounds``),
       released by :mod:`skdp.stats`; ``epsilon`` is split evenly over the
       (k − 1) × n_features quantiles, and their composed curve is charged once.
-      The outer edges are the public bounds. Noisy edges are sorted (which is
+      The outer edges are the bounds. Noisy edges are sorted (which is
       post-processing). These quantiles are not hardened against
       floating-point attacks unless ``secure=True`` (see the parameter and
       :ref:`floating_point`).
+
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice. Without them (``bounds=None``, the default) the
+    fit releases private bounds of each feature (:func:`skdp.stats.bounds`:
+    a noisy log-scale histogram; each end is 0 or a power of two, within a
+    factor 2 of the data's range, and a feature none of whose bins stands out
+    of the noise gets (0, 0)), with all of ``epsilon`` for ``"uniform"`` and
+    half of it for ``"quantile"``, composed into the fit's one charge (see
+    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
+    scikit-learn.
 
     **Every bin is kept**, unlike scikit-learn: its ``KBinsDiscretizer``
     removes bins of width <= 1e-8 (edges that collide on tightly packed data)
@@ -44,9 +57,10 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     bound.
 
     Values outside the bounds fall in the first or last bin. With
-    ``epsilon=inf`` the result equals scikit-learn's (for ``"uniform"`` when
-    the bounds are the data's minimum and maximum; for ``"quantile"`` with
-    the same ``quantile_method``), where scikit-learn removes no bin.
+    ``epsilon=inf`` the result equals scikit-learn's (for ``"uniform"``
+    without bounds, or when they are the data's minimum and maximum; for
+    ``"quantile"`` with the same ``quantile_method``), where scikit-learn
+    removes no bin.
 
     Parameters
     ----------
@@ -55,10 +69,16 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     encode : {"onehot", "onehot-dense", "ordinal"}, default="onehot"
         Encoding of the result, as in scikit-learn ("onehot" is sparse).
     strategy : {"uniform", "quantile"}, default="uniform"
-    bounds : tuple (lower, upper)
-        Public bounds of the features. Required; never read from the data.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features, never read from the data. ``None``:
+        estimated privately (see above); public bounds are better.
     epsilon : float > 0, default=1.0
-        ε of the fit with ``strategy="quantile"`` (unused for ``"uniform"``).
+        ε of the fit (unused with public bounds and ``strategy="uniform"``).
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`), used by the
+        private bounds (one Gaussian vector over the features' histograms
+        where that adds less noise than the Laplace) and to report
+        ``epsilon_spent_``; the quantiles are pure ε-DP.
     dtype : {np.float32, np.float64} or None, default=None
         Output dtype; ``None`` keeps the input's float dtype.
     secure : bool, default=False
@@ -89,6 +109,9 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         values for feature j (repeated where private edges collide).
     n_bins_ : ndarray of int, shape (n_features,)
         Equal to ``n_bins`` (every bin is kept).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The outer edges: the public bounds, the private ones, or the data's
+        minimum and maximum (``epsilon=inf`` without bounds).
     privacy_curve_, epsilon_spent_, delta_spent_
         What the fit charged.
     n_features_in_ : int
@@ -106,6 +129,12 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     array([[0., 1.],
            [2., 3.],
            [3., 3.]])
+
+    Without public bounds the range is private (here all of ε on it):
+
+    >>> X = np.random.default_rng(0).integers(0, 8, size=(5000, 1))
+    >>> DPKBinsDiscretizer(n_bins=4, random_state=0).fit(X).bin_edges_[0]
+    array([0., 2., 4., 6., 8.])
     """
 
     def __init__(
@@ -116,6 +145,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         strategy="uniform",
         bounds=None,
         epsilon=1.0,
+        delta=DEFAULT_DELTA,
         dtype=None,
         secure=False,
         budget=None,
@@ -126,6 +156,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         self.strategy = strategy
         self.bounds = bounds
         self.epsilon = epsilon
+        self.delta = delta
         self.dtype = dtype
         self.secure = secure
         self.budget = budget
@@ -156,30 +187,56 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         n_bins = check_n_bins(self.n_bins, n_features, minimum=2)
         check_choice(self.encode, {"onehot", "onehot-dense", "ordinal"}, "encode")
         check_choice(self.strategy, {"uniform", "quantile"}, "strategy")
-        lower, upper = check_bounds(self.bounds, n_features)
+        bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
         output_dtype = self._output_dtype(X)
         secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
 
+        # The whole curve from public parameters. Without public bounds (finite
+        # epsilon) the private bounds come first: all of epsilon for "uniform" (they
+        # are the range), their share for "quantile" (the quantiles are searched
+        # within them).
+        estimate = bounds is None and epsilon != math.inf
         if self.strategy == "uniform":
-            self._charge_budget(RDPCurve.zero())
-            edges = [np.linspace(lower[j], upper[j], n_bins[j] + 1) for j in range(n_features)]
+            if estimate:
+                eps_bounds, curve = epsilon, _bounds_curve(epsilon, delta, n_features,
+                                                           secure=secure)
+            else:  # public bounds read nothing; epsilon=inf reads the exact range
+                curve = RDPCurve.zero() if bounds is not None else RDPCurve.non_private()
         else:
             # epsilon is split evenly over the features, and each feature's k − 1
             # inner edges split its share evenly (exponential mechanisms of skdp.stats).
             # Feature j's curve and release take the same (eps_feature, 1 column,
             # k_j − 1 levels, secure), so the release runs exactly the mechanisms
             # charged; a secure epsilon too small raises here, before the charge.
-            eps_feature = epsilon / n_features
-            curve = sum((_quantile_curve(eps_feature, 0.0, 1, n_quantiles=k - 1, secure=secure)
-                         for k in n_bins), RDPCurve.zero())
-            self._charge_budget(curve)
+            def stat_curve(eps):
+                return sum((_quantile_curve(eps / n_features, 0.0, 1, n_quantiles=k - 1,
+                                            secure=secure) for k in n_bins), RDPCurve.zero())
+
+            if estimate:
+                eps_bounds, eps_q, curve = split_curve(epsilon, delta, n_features, stat_curve,
+                                                       secure=secure)
+            else:
+                eps_q, curve = epsilon, stat_curve(epsilon)
+        self._charge_budget(curve)
+
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
+        if bounds is None:  # epsilon=inf without bounds: the data's range, as scikit-learn
+            lower, upper = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
+        else:
+            lower, upper = bounds
+        self.bounds_ = (lower, upper)
+        if self.strategy == "uniform":
+            edges = [np.linspace(lower[j], upper[j], n_bins[j] + 1) for j in range(n_features)]
+        else:
             edges = []
             for j in range(n_features):
                 levels = np.linspace(0.0, 1.0, n_bins[j] + 1)[1:-1]
                 inner = _quantile_release(X[:, [j]].astype(np.float64), levels,
-                                          epsilon=eps_feature, delta=0.0,
+                                          epsilon=eps_q / n_features, delta=0.0,
                                           bounds=(lower[j], upper[j]), axis=0, rng=rng,
                                           secure=secure)
                 # Colliding edges are kept (empty bins): the number of bins, so of

@@ -1,12 +1,16 @@
 """DPHistogramTransformer: values mapped to DP bin frequencies or densities."""
 
+import math
+from functools import partial
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..stats._core import _histogram_curve, _histogram_release, _noisy_frequencies
-from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
+from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, check_choice, check_n_bins
 
 __all__ = ["DPHistogramTransformer"]
@@ -16,9 +20,8 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
                              BaseEstimator):
     """Replace each value by the DP frequency (or density) of its bin.
 
-    ``fit`` releases one DP histogram per feature over public bins: ``bins``
-    equal-width bins between the public ``bounds`` (required, never read
-    from the data). Values are clipped to the bounds first, so every row
+    ``fit`` releases one DP histogram per feature: ``bins`` equal-width bins
+    between the ``bounds``. Values are clipped to the bounds first, so every row
     falls in exactly one bin of every feature; the d histograms are one
     release of :mod:`skdp.stats` (sensitivity 1 per histogram; ``delta=0``:
     Laplace with ε/d per histogram, ``delta > 0``: one Gaussian vector where
@@ -34,12 +37,24 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
     of the release, costing nothing more, but the total carries the noise of
     all bins. An all-zero noisy histogram gives uniform frequencies.
 
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) the fit first releases private bounds of
+    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
+    noisy log-scale histogram, within a factor 2 of the data's range), and
+    the histograms take the rest, composed into the fit's one charge (see
+    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
+    :func:`numpy.histogram` takes them. A range of one point (a private
+    range (0, 0), or a constant feature at ``epsilon=inf``) is widened by
+    0.5 on each side, as numpy does.
+
     Parameters
     ----------
     bins : int or array-like of shape (n_features,), default=10
         Number of equal-width bins, >= 1.
-    bounds : tuple (lower, upper)
-        Public range of the features.
+    bounds : tuple (lower, upper) or None, default=None
+        Public range of the features. ``None``: estimated privately with half
+        of ``epsilon`` (see above); public bounds are better.
     output : {"frequency", "density"}, default="frequency"
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
@@ -59,7 +74,9 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         The noisy counts of each feature (may be negative or fractional: raw
         DP output, unrounded).
     bin_edges_ : list of ndarray
-        The public edges of each feature's bins.
+        The edges of each feature's bins (from public or private bounds).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The range of each feature's bins.
     frequencies_ : list of ndarray
         The normalised frequencies used by ``transform``.
     privacy_curve_, epsilon_spent_, delta_spent_
@@ -106,8 +123,8 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         X = validate_data(self, X, dtype=np.float64)
         d = X.shape[1]
         bins = check_n_bins(self.bins, d, minimum=1)
-        lower, upper = check_bounds(self.bounds, d)
-        if np.any(lower == upper):
+        bounds = check_bounds_or_none(self.bounds, d)
+        if bounds is not None and np.any(bounds[0] == bounds[1]):
             raise ValueError("bounds: every lower bound must be < its upper bound for bins.")
         check_choice(self.output, {"frequency", "density"}, "output")
         epsilon = check_epsilon(self.epsilon)
@@ -115,13 +132,30 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
 
-        self._charge_budget(_histogram_curve(epsilon, delta, d, secure=secure))
+        # The whole curve from public parameters: without public bounds (finite
+        # epsilon) the private bounds and the histograms, in one charge.
+        stat_curve = partial(_histogram_curve, delta=delta, n_outputs=d, secure=secure)
+        estimate = bounds is None and epsilon != math.inf
+        if estimate:
+            eps_bounds, eps_hist, curve = split_curve(epsilon, delta, d, stat_curve, secure=secure)
+        else:
+            eps_hist, curve = epsilon, stat_curve(epsilon)
+        self._charge_budget(curve)
 
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
+        # epsilon=inf without bounds: the data's range, as numpy's histogram takes it.
+        lower, upper = (X.min(axis=0), X.max(axis=0)) if bounds is None else bounds
+        # A single point (a private range of one value, or a constant column at
+        # epsilon=inf) gets numpy's range of one unit around it.
+        flat = lower == upper
+        lower, upper = np.where(flat, lower - 0.5, lower), np.where(flat, upper + 0.5, upper)
+        self.bounds_ = (lower, upper)
         X = np.clip(X, lower, upper)
         self.histograms_, self.bin_edges_, self.frequencies_ = [], [], []
         for j in range(d):
             hist, edges = _histogram_release(
-                X[:, j], epsilon=epsilon, delta=delta, bins=int(bins[j]),
+                X[:, j], epsilon=eps_hist, delta=delta, bins=int(bins[j]),
                 range=(lower[j], upper[j]), rng=rng, secure=secure, n_outputs=d,
             )
             hist = np.asarray(hist, dtype=float)

@@ -1,4 +1,7 @@
-"""DPMinMaxScaler: min-max scaling from public bounds or DP quantiles."""
+"""DPMinMaxScaler: min-max scaling from public bounds, private bounds or DP quantiles."""
+
+import math
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -7,7 +10,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _quantile_curve, _quantile_release
-from ..utils import check_bounds, check_epsilon, check_generator
+from ..stats._range import (
+    _bounds_curve,
+    _bounds_release,
+    check_bounds_or_none,
+    no_bounds,
+    split_curve,
+)
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
 
 __all__ = ["DPMinMaxScaler"]
@@ -19,16 +29,24 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     Like :class:`sklearn.preprocessing.MinMaxScaler`, but the range of each
     feature comes from public information or from a private estimate:
 
-    - ``quantile_range=None`` (default): the range is the public ``bounds``.
-      The fit reads no value of the data and charges the budget
-      :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>` (a ledger entry
-      that costs nothing, so that every fit is recorded).
+    - ``quantile_range=None`` (default): the range is ``bounds``. Public
+      bounds (the best choice) are read from no value of the data: the fit
+      charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>` (a
+      ledger entry that costs nothing, so that every fit is recorded).
+      Without them (``bounds=None``, the default) the range is released
+      privately with all of ``epsilon`` (:func:`skdp.stats.bounds`: a noisy
+      log-scale histogram; each end is 0 or a power of two, within a factor 2
+      of the data's range, and a feature none of whose bins stands out of
+      the noise gets (0, 0)); with ``epsilon=inf``, the data's minimum and
+      maximum, as in scikit-learn.
     - ``quantile_range=(q_low, q_high)``, e.g. ``(0.01, 0.99)``: the range is
       the DP quantiles ``q_low`` and ``q_high`` of each feature, searched within
-      the public outer ``bounds`` (values outside them are clipped first).
+      the outer ``bounds`` (values outside them are clipped first).
       ``epsilon`` is split evenly over the 2 × n_features quantiles, each an
       exponential mechanism (Smith 2011) of :mod:`skdp.stats`; the fit charges
-      their composed (pure ε-DP) curve once.
+      their composed (pure ε-DP) curve once. Without public bounds, half of
+      ``epsilon`` first releases private outer bounds, composed into the same
+      charge (see :ref:`bounds`).
       With ``epsilon=inf`` and ``quantile_range=(0, 1)`` the range is the data's
       minimum and maximum, as in scikit-learn.
 
@@ -39,13 +57,19 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     ----------
     feature_range : tuple (min, max), default=(0, 1)
         Desired range of transformed data.
-    bounds : tuple (lower, upper)
+    bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays of shape
-        (n_features,)). Required; never read from the data.
+        (n_features,)), never read from the data. ``None``: estimated
+        privately (see above); public bounds are better.
     quantile_range : tuple (q_low, q_high) or None, default=None
         Quantiles in [0, 1] that define the range, or ``None`` to use ``bounds``.
     epsilon : float > 0, default=1.0
-        ε of the fit when ``quantile_range`` is given (unused otherwise).
+        ε of the fit (unused with public bounds and ``quantile_range=None``).
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`), used by the
+        private bounds (one Gaussian vector over the features' histograms
+        where that adds less noise than the Laplace) and to report
+        ``epsilon_spent_``; the quantiles are pure ε-DP.
     copy : bool, default=True
         Kept for compatibility with scikit-learn; inputs are never modified.
     clip : bool, default=False
@@ -73,7 +97,10 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     Attributes
     ----------
     data_min_, data_max_ : ndarray of shape (n_features,)
-        The range used per feature (public bounds, or DP quantiles).
+        The range used per feature (public or private bounds, or DP quantiles).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The outer bounds: public, private, or ±inf (``epsilon=inf`` without
+        bounds).
     data_range_ : ndarray of shape (n_features,)
     scale_, min_ : ndarray of shape (n_features,)
         ``X * scale_ + min_`` is the transform.
@@ -103,6 +130,11 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     ...                         random_state=0).fit(X)
     >>> scaler.data_min_, scaler.data_max_
     (array([12.]), array([1014.]))
+
+    Without public bounds the range is private, 0 or powers of two:
+
+    >>> DPMinMaxScaler(random_state=0).fit(X).data_max_
+    array([1024.])
     """
 
     def __init__(
@@ -112,6 +144,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         bounds=None,
         quantile_range=None,
         epsilon=1.0,
+        delta=DEFAULT_DELTA,
         copy=True,
         clip=False,
         secure=False,
@@ -122,6 +155,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.bounds = bounds
         self.quantile_range = quantile_range
         self.epsilon = epsilon
+        self.delta = delta
         self.copy = copy
         self.clip = clip
         self.secure = secure
@@ -142,25 +176,52 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self
         """
         X = validate_data(self, X, dtype=np.float64)
+        n_features = X.shape[1]
         low, high = check_feature_range(self.feature_range)
-        lower, upper = check_bounds(self.bounds, X.shape[1])
+        bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
         check_bool(self.clip, "clip")
         secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
-        if self.quantile_range is None:
-            self._charge_budget(RDPCurve.zero())
-            data_min, data_max = lower, upper
-        else:
+        levels = None
+        if self.quantile_range is not None:
             levels = np.array(check_quantile_pair(self.quantile_range))
-            n_features = X.shape[1]
+        # The whole curve from public parameters. Without public bounds (finite
+        # epsilon) the private bounds come first: all of epsilon when they are the
+        # range, their share when DP quantiles are searched within them.
+        estimate = bounds is None and epsilon != math.inf
+        if levels is None:
+            if estimate:
+                eps_bounds, curve = epsilon, _bounds_curve(epsilon, delta, n_features,
+                                                           secure=secure)
+            else:  # public bounds read nothing; epsilon=inf reads the exact range
+                curve = RDPCurve.zero() if bounds is not None else RDPCurve.non_private()
+        else:
             # The curve and the release take the same (epsilon, n_features, 2 levels,
             # secure): the release runs exactly the mechanisms charged (stats._core).
             # The curve raises before the charge if secure's epsilon is too small.
-            curve = _quantile_curve(epsilon, 0.0, n_features, n_quantiles=2, secure=secure)
-            self._charge_budget(curve)
-            q = _quantile_release(X, levels, epsilon=epsilon, delta=0.0, bounds=(lower, upper),
-                                  axis=0, rng=rng, secure=secure)
+            stat_curve = partial(_quantile_curve, delta=0.0, n_outputs=n_features, n_quantiles=2,
+                                 secure=secure)
+            if estimate:
+                eps_bounds, eps_q, curve = split_curve(epsilon, delta, n_features, stat_curve,
+                                                       secure=secure)
+            else:
+                eps_q, curve = epsilon, stat_curve(epsilon)
+        self._charge_budget(curve)
+
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
+        self.bounds_ = no_bounds(n_features) if bounds is None else bounds
+        if levels is None:
+            # epsilon=inf without bounds: the data's minimum and maximum, as scikit-learn
+            data_min, data_max = (X.min(axis=0), X.max(axis=0)) if bounds is None else bounds
+        else:
+            if bounds is None:  # epsilon=inf without bounds: numpy's quantiles of the data
+                q = np.quantile(X, levels, axis=0)
+            else:
+                q = _quantile_release(X, levels, epsilon=eps_q, delta=0.0, bounds=bounds,
+                                      axis=0, rng=rng, secure=secure)
             # Sorting the two noisy quantiles of a feature is post-processing.
             data_min, data_max = np.min(q, axis=0), np.max(q, axis=0)
 

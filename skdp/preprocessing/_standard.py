@@ -1,5 +1,8 @@
 """DPStandardScaler: standardisation with DP means and variances."""
 
+import math
+from functools import partial
+
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -7,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _mean_curve, _mean_release, _var_curve, _var_release
-from ..utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
+from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
 from ._validation import check_bool, finite_output
 
 __all__ = ["DPStandardScaler"]
@@ -17,23 +21,34 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     """Standardise features by a DP mean and a DP standard deviation.
 
     Like :class:`sklearn.preprocessing.StandardScaler`. Values are clipped to
-    the public ``bounds`` (required, never read from the data) and the mean
-    and variance of every feature come from one release of
-    :mod:`skdp.stats`: a noisy count and, per feature, a noisy sum and a noisy
-    sum of squares (``with_std=True``), or a noisy count and noisy sums
-    (``with_mean=True, with_std=False``). ``epsilon`` covers the whole fit,
-    which charges the budget once; with ``delta=0`` the noise is Laplace
-    (pure ε-DP), with ``delta > 0`` (the default) one Gaussian vector where
-    that adds less noise. The count of rows is private:
-    the means divide by the noisy count. ``with_mean=False, with_std=False``
-    reads nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
-    With ``epsilon=inf`` the result equals scikit-learn's (for data inside
-    the bounds).
+    ``bounds`` and the mean and variance of every feature come from one
+    release of :mod:`skdp.stats`: a noisy count and, per feature, a noisy sum
+    and a noisy sum of squares (``with_std=True``), or a noisy count and
+    noisy sums (``with_mean=True, with_std=False``). ``epsilon`` covers the
+    whole fit, which charges the budget once; with ``delta=0`` the noise is
+    Laplace (pure ε-DP), with ``delta > 0`` (the default) one Gaussian vector
+    where that adds less noise. The count of rows is private: the means
+    divide by the noisy count. ``with_mean=False, with_std=False`` reads
+    nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
+
+    **Bounds.** Public bounds (known from the data's meaning, never read
+    from it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) the fit first releases private bounds of
+    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
+    noisy log-scale histogram, within a factor 2 of the data's range; a
+    feature none of whose bins stands out of the noise gets (0, 0) and is
+    dropped), and the mean and variance take the rest, composed into the
+    fit's one charge (see :ref:`bounds`). Either way the bounds are part of
+    the model (``bounds_``): ``transform`` clips to them as the fit did. With
+    ``epsilon=inf`` no bounds are needed and the result equals
+    scikit-learn's (with public bounds, for data inside them).
 
     Parameters
     ----------
-    bounds : tuple (lower, upper)
-        Public bounds of the features: scalars or arrays of shape (n_features,).
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features: scalars or arrays of shape
+        (n_features,). ``None``: estimated privately with half of ``epsilon``
+        (see above); public bounds are better.
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
         The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
@@ -61,6 +76,10 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         DP variance (in [0, ((upper − lower)/2)²]); ``None`` when ``with_std=False``.
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``, with 1 for (near) zero variances.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The bounds the fit clipped to and ``transform`` clips to: the public
+        ones, the private estimate, or ±inf (``epsilon=inf`` without bounds,
+        or nothing computed).
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -71,6 +90,14 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     >>> from skdp.preprocessing import DPStandardScaler
     >>> X = np.random.default_rng(0).uniform(0, 10, size=(100_000, 2))
     >>> scaler = DPStandardScaler(bounds=(0, 10), epsilon=1.0, random_state=0).fit(X)
+    >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1)
+    (array([5., 5.]), array([2.9, 2.9]))
+
+    Without public bounds, half of ε goes to private ones:
+
+    >>> scaler = DPStandardScaler(epsilon=1.0, random_state=0).fit(X)
+    >>> scaler.bounds_
+    (array([0.03125, 0.03125]), array([16., 16.]))
     >>> np.round(scaler.mean_, 1), np.round(scaler.scale_, 1)
     (array([5., 5.]), array([2.9, 2.9]))
     """
@@ -113,31 +140,55 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         X = validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
-        lower, upper = check_bounds(self.bounds, n_features)
+        bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         with_mean = check_bool(self.with_mean, "with_mean")
         with_std = check_bool(self.with_std, "with_std")
         secure = check_bool(self.secure, "secure")
         rng = check_generator(self.random_state)
-        kw = dict(epsilon=epsilon, delta=delta, bounds=(lower, upper), axis=0, rng=rng,
-                  secure=secure)
+        stat_curve = None  # the curve of the statistic at a given epsilon
+        if with_std or with_mean:
+            stat_curve = partial(_var_curve if with_std else _mean_curve, delta=delta,
+                                 n_outputs=n_features, secure=secure)
+        # The whole curve from public parameters: the statistic alone (public bounds,
+        # epsilon=inf, nothing to compute) or the private bounds composed with it.
+        estimate = bounds is None and stat_curve is not None and epsilon != math.inf
+        if stat_curve is None:
+            curve = RDPCurve.zero()
+        elif estimate:
+            eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_features, stat_curve,
+                                                      secure=secure)
+        else:
+            eps_stat, curve = epsilon, stat_curve(epsilon)
+        self._charge_budget(curve)
+
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
+        if stat_curve is None:  # nothing computed, nothing clipped
+            self.bounds_ = no_bounds(n_features)
+            self.mean_ = self.var_ = self.scale_ = None
+            return self
+        self.bounds_ = no_bounds(n_features) if bounds is None else bounds
+        if bounds is None:  # epsilon=inf without bounds: scikit-learn's statistics, no clipping
+            self.mean_ = np.mean(X, axis=0)
+            self.var_ = np.var(X, axis=0) if with_std else None
+        else:
+            kw = dict(epsilon=eps_stat, delta=delta, bounds=bounds, axis=0, rng=rng,
+                      secure=secure)
+            if with_std:
+                self.mean_, self.var_ = _var_release(X, return_mean=True, **kw)
+            else:
+                self.mean_, self.var_ = _mean_release(X, **kw), None
         if with_std:
-            self._charge_budget(_var_curve(epsilon, delta, n_features, secure=secure))
-            self.mean_, self.var_ = _var_release(X, return_mean=True, **kw)
             scale = np.sqrt(self.var_)
             self.scale_ = np.where(scale < 10 * np.finfo(float).eps, 1.0, scale)
-        elif with_mean:
-            self._charge_budget(_mean_curve(epsilon, delta, n_features, secure=secure))
-            self.mean_ = _mean_release(X, **kw)
-            self.var_ = self.scale_ = None
         else:
-            self._charge_budget(RDPCurve.zero())
-            self.mean_ = self.var_ = self.scale_ = None
+            self.scale_ = None
         return self
 
     def transform(self, X, copy=None):
-        """Standardise X.
+        """Clip X to ``bounds_`` (as the fit did), then standardise it.
 
         Parameters
         ----------
@@ -151,7 +202,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return finite_output(lambda: self._standardise(X))
+        return finite_output(lambda: self._standardise(np.clip(X, *self.bounds_)))
 
     def _standardise(self, X):
         if self.with_mean:

@@ -3,7 +3,8 @@
 ``count``, ``sum``, ``mean``, ``var``, ``std``, ``histogram``,
 ``histogram2d``, ``histogramdd``, ``quantile`` and ``median`` mirror numpy's
 signatures and add the keyword-only ``epsilon``, ``delta``, ``bounds``,
-``budget``, ``random_state`` and ``secure``. Each call charges ``budget``
+``budget``, ``random_state`` and ``secure``. ``bounds`` releases private
+bounds of each column when none are public. Each call charges ``budget``
 once with its exact RDP curve before reading the data. Estimators that
 compose several statistics use the internal curve/release pairs documented
 in :mod:`skdp.stats._core`.
@@ -21,8 +22,10 @@ from ._functions import (
     sum,
     var,
 )
+from ._range import bounds
 
 __all__ = [
+    "bounds",
     "count",
     "histogram",
     "histogram2d",

@@ -7,11 +7,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from skdp.impute import DPSimpleImputer
+from skdp.stats import _range
 from skdp.stats._core import _histogram_curve, _mean_curve, _quantile_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
+    assert_same_curve,
 )
 
 B = (-10.0, 10.0)
@@ -24,7 +26,11 @@ B = (-10.0, 10.0)
        for s in ["mean", "median", "most_frequent"]]
     + [DPSimpleImputer(strategy="constant"), DPSimpleImputer(bounds=B, epsilon=math.inf),
        DPSimpleImputer(bounds=B, delta=1e-5, random_state=0),
-       DPSimpleImputer(bounds=B, delta=1e-5, secure=True, random_state=0)],
+       DPSimpleImputer(bounds=B, delta=1e-5, secure=True, random_state=0)]
+    # built with their defaults: bounds estimated privately (none needed at epsilon=inf)
+    + [DPSimpleImputer(), DPSimpleImputer(epsilon=math.inf), DPSimpleImputer(strategy="median"),
+       DPSimpleImputer(strategy="median", epsilon=math.inf),
+       DPSimpleImputer(strategy="most_frequent", categories=list(range(-3, 6)))],
     expected_failed_checks=lambda est: {},
 )
 def test_sklearn_compatible(estimator, check):
@@ -72,7 +78,8 @@ def test_bad_input_costs_nothing():
     X_inf[0, 0] = np.inf
     assert_bad_input_costs_nothing(
         DPSimpleImputer(bounds=B), X,
-        bad_params=[{"bounds": None}, {"bounds": (3.0, -3.0)}, {"epsilon": 0.0},
+        bad_params=[{"bounds": (3.0, -3.0)}, {"bounds": (0, np.inf)}, {"epsilon": 0.0},
+                    {"strategy": "most_frequent", "bounds": None},  # no candidates
                     {"epsilon": -2.0}, {"strategy": "bad"}, {"missing_values": 0},
                     {"strategy": "most_frequent", "bounds": (0.2, 0.8)},
                     {"strategy": "most_frequent", "categories": []},
@@ -82,10 +89,59 @@ def test_bad_input_costs_nothing():
     )
 
 
+# -- without public bounds: private bounds in the fit's one charge -----------------------
+@pytest.mark.parametrize("strategy, delta", [("mean", 0.0), ("mean", 1e-5), ("median", 1e-5)])
+def test_default_charges_once_with_the_documented_curve(strategy, delta):
+    X = _data(d=12)
+    d = X.shape[1]
+
+    def stat(e):  # the curve of the statistic at e: what the fit with public bounds charges
+        return DPSimpleImputer(bounds=B, strategy=strategy, epsilon=e, delta=delta).fit(
+            X).privacy_curve_
+
+    eps_b, eps_s, curve = _range.split_curve(1.0, delta, d, stat)
+    assert_same_curve(curve, _range._bounds_curve(eps_b, delta, d) + stat(eps_s))
+    est = DPSimpleImputer(strategy=strategy, delta=delta)
+    fitted = assert_charges_once(est, X, expected_curve=curve, budget_epsilon=math.inf)
+    assert fitted.epsilon_spent_ <= 1.0 + 1e-12
+    # the statistics lie in the private bounds, and bad input costs nothing
+    lower, upper = fitted.bounds_
+    assert np.all((lower <= fitted.statistics_) & (fitted.statistics_ <= upper))
+    X_inf = X.copy()
+    X_inf[0, 0] = np.inf
+    assert_bad_input_costs_nothing(est, X, bad_params=[{"epsilon": 0.0}, {"delta": 1.0}],
+                                   bad_data=[(X_inf, None)])
+
+
+def test_default_statistics_are_accurate():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(20.0, 3.0, 50_000), rng.integers(0, 4, 50_000),
+                         np.full(50_000, np.nan)])
+    X[rng.random(50_000) < 0.3, 0] = np.nan
+    imp = DPSimpleImputer(random_state=0).fit(X)
+    assert imp.statistics_[0] == pytest.approx(20.0, abs=0.1)
+    assert imp.statistics_[1] == pytest.approx(1.5, abs=0.05)
+    assert imp.bounds_[0][2] == imp.bounds_[1][2] == 0.0  # no value: clipped to 0
+    med = DPSimpleImputer(strategy="median", random_state=0).fit(X)
+    assert med.statistics_[0] == pytest.approx(20.0, abs=0.1)
+    mf = DPSimpleImputer(strategy="most_frequent", categories=[0, 1, 2, 3], random_state=0)
+    assert mf.fit(X[:, 1:2]).privacy_curve_ == _histogram_curve(1.0, 0.0, 1)  # no bounds needed
+
+
+@pytest.mark.parametrize("strategy", ["mean", "median"])
+def test_default_at_epsilon_inf_matches_sklearn_without_bounds(strategy):
+    X = _data() * 1e3
+    ours = DPSimpleImputer(strategy=strategy, epsilon=math.inf).fit(X)
+    ref = SimpleImputer(strategy=strategy).fit(X)
+    np.testing.assert_allclose(ours.statistics_, ref.statistics_, rtol=1e-12)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), rtol=1e-12)
+
+
 def test_nan_is_allowed_and_refused_fit_fits_nothing():
     X = _data(n=50)
     for s in ["mean", "median", "most_frequent"]:
         assert_refused_fit_fits_nothing(DPSimpleImputer(bounds=B, strategy=s), X)
+    assert_refused_fit_fits_nothing(DPSimpleImputer(), X)
 
 
 def test_dp_statistics_are_accurate_and_all_missing_column_is_kept():

@@ -13,6 +13,7 @@ from skdp.preprocessing import (
     DPMinMaxScaler,
     DPStandardScaler,
 )
+from skdp.stats import _range
 from skdp.stats._core import _histogram_curve, _mean_curve, _quantile_curve, _var_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
@@ -34,9 +35,21 @@ ESTIMATORS = [
     DPHistogramTransformer(bounds=B, random_state=0),
     DPHistogramTransformer(bounds=B, output="density", delta=1e-6, random_state=0),
 ]
+# Built with their defaults: bounds=None, estimated privately at finite epsilon;
+# at epsilon=inf none are needed (scikit-learn's results).
+DEFAULTS = [
+    DPStandardScaler(), DPStandardScaler(epsilon=math.inf),
+    DPStandardScaler(secure=True, delta=0.0),
+    DPMinMaxScaler(), DPMinMaxScaler(epsilon=math.inf),
+    DPMinMaxScaler(quantile_range=(0.01, 0.99)),
+    DPKBinsDiscretizer(), DPKBinsDiscretizer(epsilon=math.inf),
+    DPKBinsDiscretizer(strategy="quantile"),
+    DPKBinsDiscretizer(strategy="quantile", epsilon=math.inf),
+    DPHistogramTransformer(), DPHistogramTransformer(epsilon=math.inf),
+]
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: {})
+@parametrize_with_checks(ESTIMATORS + DEFAULTS, expected_failed_checks=lambda est: {})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -139,7 +152,7 @@ def test_each_fit_charges_once_with_its_curve():
 
 
 # -- bad input costs nothing ------------------------------------------------------------
-COMMON_BAD = [{"bounds": None}, {"bounds": (1.0, -1.0)}, {"bounds": ([0, 0], [1, 1])},
+COMMON_BAD = [{"bounds": (1.0, -1.0)}, {"bounds": ([0, 0], [1, 1])}, {"bounds": (0, np.inf)},
               {"epsilon": 0.0}, {"epsilon": -1.0}]
 
 
@@ -161,6 +174,10 @@ def test_bad_input_costs_nothing(est, extra_bad):
     X_inf[0, 0] = -np.inf
     assert_bad_input_costs_nothing(est, X, bad_params=COMMON_BAD + extra_bad,
                                    bad_data=[(X_nan, None), (X_inf, None)])
+    # Without public bounds (estimated in the fit) the same bad input costs nothing.
+    no_bounds = [p for p in COMMON_BAD + extra_bad if "bounds" not in p]
+    assert_bad_input_costs_nothing(est.set_params(bounds=None), X, bad_params=no_bounds,
+                                   bad_data=[(X_nan, None), (X_inf, None)])
 
 
 @pytest.mark.parametrize("est", [e for e in ESTIMATORS if math.isfinite(e.epsilon)
@@ -172,9 +189,120 @@ def test_refused_fit_fits_nothing(est):
     assert_refused_fit_fits_nothing(est, _data(n=40))
 
 
-def test_missing_bounds_message():
-    with pytest.raises(ValueError, match="never reads bounds"):
-        DPStandardScaler().fit(_data())
+# -- without public bounds: private bounds in the fit's one charge -----------------------
+def _share_curve(eps, delta, d, stat):
+    """The documented curve: private bounds at share·ε composed with the statistic."""
+    return _range.split_curve(eps, delta, d, stat)[2]
+
+
+def test_default_fits_charge_once_with_the_documented_curve():
+    X = _data(d=3)
+    share = _range.BOUNDS_EPSILON_SHARE
+    cases = [
+        (DPStandardScaler(), _share_curve(1.0, 1e-5, 3, lambda e: _var_curve(e, 1e-5, 3))),
+        (DPStandardScaler(epsilon=0.5, delta=0.0, with_std=False),
+         _range._bounds_curve(share * 0.5, 0.0, 3) + _mean_curve((1 - share) * 0.5, 0.0, 3)),
+        (DPStandardScaler(with_std=False, with_mean=False), RDPCurve.zero()),
+        (DPMinMaxScaler(), _range._bounds_curve(1.0, 1e-5, 3)),
+        (DPMinMaxScaler(epsilon=0.6, quantile_range=(0.05, 0.95)),
+         _share_curve(0.6, 1e-5, 3, lambda e: _quantile_curve(e, 0.0, 3, n_quantiles=2))),
+        (DPKBinsDiscretizer(4), _range._bounds_curve(1.0, 1e-5, 3)),
+        (DPKBinsDiscretizer([3, 4, 5], strategy="quantile", epsilon=0.9, delta=0.0),
+         _range._bounds_curve(share * 0.9, 0.0, 3)
+         + sum((_quantile_curve((1 - share) * 0.3, 0.0, 1, n_quantiles=k) for k in (2, 3, 4)),
+               RDPCurve.zero())),
+        (DPHistogramTransformer(epsilon=0.8),
+         _share_curve(0.8, 1e-5, 3, lambda e: _histogram_curve(e, 1e-5, 3))),
+        (DPStandardScaler(epsilon=math.inf), RDPCurve.non_private()),
+        (DPMinMaxScaler(epsilon=math.inf), RDPCurve.non_private()),
+        (DPKBinsDiscretizer(epsilon=math.inf), RDPCurve.non_private()),
+    ]
+    for est, curve in cases:
+        fitted = assert_charges_once(est, X, expected_curve=curve, budget_epsilon=math.inf)
+        if est.get_params()["delta"] == 0:  # pure ε-DP: exactly epsilon, the parts add up
+            assert fitted.epsilon_spent_ == pytest.approx(est.epsilon, rel=1e-5)
+        elif math.isfinite(est.epsilon) and curve.pure_epsilon > 0:  # (ε, δ): at most epsilon
+            assert fitted.epsilon_spent_ <= est.epsilon
+    # the parts are as documented: share·ε on the bounds, the rest on the statistic
+    assert cases[1][1].pure_epsilon == pytest.approx(0.5)
+    assert cases[6][1].pure_epsilon == pytest.approx(0.9)
+
+
+def test_default_bounds_are_fitted_and_clip_at_transform():
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(40, 10, 200_000), rng.integers(0, 2, 200_000), np.zeros(200_000)]
+    sc = DPStandardScaler(random_state=0).fit(X)
+    lower, upper = sc.bounds_
+    # N(40, 10): 0.8% of the rows lie in each of the bins (8, 16] and (64, 128]
+    assert lower.tolist()[1:] == [0.0, 0.0] and upper.tolist()[1:] == [1.0, 0.0]
+    assert lower[0] in (8.0, 16.0) and upper[0] in (64.0, 128.0)
+    # the statistics of the clipped data; with bounds (8, 128) (h = 60) the sum of
+    # squares has noise of std about 7/0.5·1800·√2 ≈ 36,000 (Laplace, k = 7 sums at
+    # ε ≈ 0.5), so var_ about 0.18 and scale_ about 0.009; a constant scales by 1
+    clipped = np.clip(X, lower, upper)
+    np.testing.assert_allclose(sc.mean_, clipped.mean(axis=0), atol=0.05)
+    np.testing.assert_allclose(sc.scale_, [clipped[:, 0].std(), 0.5, 1.0], atol=0.05)
+    # transform clips to bounds_ as the fit did: a row far outside maps as the bound does
+    far = sc.transform([[1e9, -5.0, 3.0]])
+    np.testing.assert_allclose(far, sc.transform([[upper[0], 0.0, 0.0]]))
+    # and the scaler's output stays within the clipped box
+    assert np.all(np.isfinite(sc.transform(X * 1e300)))
+
+
+def test_public_bounds_also_clip_at_transform():
+    sc = DPStandardScaler(bounds=(0, 10), epsilon=math.inf).fit(np.array([[0.0], [10.0]]))
+    np.testing.assert_allclose(sc.transform([[20.0], [-5.0]]), [[1.0], [-1.0]])
+
+
+@pytest.mark.parametrize("est", [DPStandardScaler(), DPMinMaxScaler(),
+                                 DPKBinsDiscretizer(encode="onehot-dense"),
+                                 DPKBinsDiscretizer(strategy="quantile", encode="ordinal"),
+                                 DPHistogramTransformer()])
+def test_default_fits_on_hard_columns(est):
+    # constant, all-zero, huge, tiny and integer columns, from a pandas frame
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = pd.DataFrame({"const": np.full(n, 7.0), "zero": np.zeros(n),
+                      "huge": rng.uniform(1e14, 1e15, n), "tiny": rng.uniform(1e-8, 1e-7, n),
+                      "int": rng.integers(-5, 6, n)})
+    out = est.set_params(random_state=0).set_output(transform="pandas").fit_transform(X)
+    assert out.shape[0] == n and np.all(np.isfinite(out.to_numpy()))
+    lower, upper = est.bounds_
+    assert np.all(lower <= upper)
+    if isinstance(est, DPHistogramTransformer):  # a point range is widened, as numpy does
+        assert (lower[1], upper[1]) == (-0.5, 0.5)
+    else:
+        assert lower[1] == upper[1] == 0.0  # all zero: the zero bin
+    assert 2.0**46 <= lower[2] <= 2.0**47 and upper[2] == 2.0**50  # 1e14 < 2^47, 1e15 < 2^50
+
+
+def test_minmax_default_range_is_private_and_close():
+    rng = np.random.default_rng(1)
+    X = np.c_[rng.uniform(3, 100, 50_000), rng.integers(0, 2, 50_000)]
+    mm = DPMinMaxScaler(random_state=0).fit(X)
+    assert mm.data_min_.tolist() == [2.0, 0.0] and mm.data_max_.tolist() == [128.0, 1.0]
+    np.testing.assert_array_equal(mm.bounds_[0], mm.data_min_)
+
+
+@pytest.mark.parametrize("est, ref", [
+    (DPMinMaxScaler(epsilon=math.inf), MinMaxScaler()),
+    (DPKBinsDiscretizer(epsilon=math.inf, encode="ordinal"),
+     KBinsDiscretizer(encode="ordinal", strategy="uniform")),
+    (DPStandardScaler(epsilon=math.inf), StandardScaler()),
+])
+def test_defaults_at_epsilon_inf_match_sklearn_without_bounds(est, ref):
+    X = _data() * 1e3 - 7.0  # no bounds are given or needed
+    np.testing.assert_allclose(est.fit_transform(X), ref.fit_transform(X), rtol=0, atol=1e-10)
+
+
+def test_histogram_default_at_epsilon_inf_is_numpys():
+    X = _data()
+    est = DPHistogramTransformer(bins=5, epsilon=math.inf).fit(X)
+    for j in range(X.shape[1]):
+        counts, edges = np.histogram(X[:, j], bins=5)
+        np.testing.assert_array_equal(est.histograms_[j], counts)
+        np.testing.assert_allclose(est.bin_edges_[j], edges)
 
 
 # -- noise matches the formula ----------------------------------------------------------

@@ -1,0 +1,185 @@
+"""Private bounds without public bounds (skdp.stats.bounds and skdp.stats._range)."""
+
+import math
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+from skdp import PrivacyBudget, stats
+from skdp.accounting import RDPCurve
+from skdp.stats import _range
+from skdp.stats._core import _histogram_curve, _mean_curve, _var_curve
+from skdp.utils._testing import assert_same_curve
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from _dp_audit import split_audit  # noqa: E402
+
+
+# -- the public grid ---------------------------------------------------------------------
+def test_every_value_falls_in_its_bin():
+    rng = np.random.default_rng(0)
+    x = np.concatenate([
+        rng.normal(size=1000) * 10.0 ** rng.uniform(-8, 17, size=1000),
+        2.0 ** np.arange(-29, 60),  # the grid's own edges
+        -(2.0 ** np.arange(-29, 60)),
+        [0.0, -0.0, 1e-12, -1e-12, 2.0**-30, 1.0, 3.0, 16.0, 17.0],
+    ])
+    idx = _range.bin_index(x)
+    assert idx.min() >= 0 and idx.max() < _range.N_BINS
+    left, right = _range._LEFT[idx], _range._RIGHT[idx]
+    inside = np.abs(x) > 2.0**-30
+    assert np.all((left <= x) & (x <= right) | ~inside)
+    assert np.all(idx[~inside] == _range.N_BINS // 2)  # magnitudes up to 2^-30 count as 0
+    # bins are ordered along the real line: the index never decreases with the value
+    order = np.argsort(x, kind="stable")
+    assert np.all(np.diff(idx[order]) >= 0)
+
+
+def test_out_of_grid_values_and_nan():
+    idx = _range.bin_index([1e300, -1e300, np.nan])
+    assert idx.tolist() == [_range.N_BINS - 1, 0, -1]
+    assert _range._RIGHT[-1] == 2.0**_range.LOG2_RANGE[1]
+
+
+# -- the release on hard columns ---------------------------------------------------------
+def _bounds(X, eps=1.0, delta=0.0, seed=0):
+    return stats.bounds(X, epsilon=eps, delta=delta, random_state=seed)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0.0, (0.0, 0.0)),                       # all zero
+    (5.0, (4.0, 8.0)),                       # constant: its bin (2^2, 2^3]
+    (1.0, (0.5, 1.0)),                       # a power of two is its bin's right edge
+    (-3.0, (-4.0, -2.0)),
+    (1e15, (2.0**49, 2.0**50)),              # huge
+    (-1e-7, (-(2.0**-23), -(2.0**-24))),     # tiny
+])
+def test_constant_columns(value, expected):
+    assert _bounds(np.full(1000, value)) == expected
+
+
+def test_mixed_columns_pandas_and_integers():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    n = 5000
+    frame = pd.DataFrame({
+        "age": rng.integers(17, 91, n),              # integers
+        "flag": rng.integers(0, 2, n),               # one-hot like
+        "zero": np.zeros(n, dtype=int),
+        "signed": rng.normal(0, 100, n),
+    })
+    lower, upper = _bounds(frame, eps=2.0, delta=1e-5)
+    assert lower.tolist()[:3] == [16.0, 0.0, 0.0] and upper.tolist()[:3] == [128.0, 1.0, 0.0]
+    # N(0, 100): the bins (128, 256] hold 10% of the rows each side, (256, 512]
+    # 0.5% (about 25 rows, near the threshold): either may be the last one kept
+    assert lower[3] in (-256.0, -512.0) and upper[3] in (256.0, 512.0)
+
+
+def test_a_few_extreme_rows_move_no_bound():
+    # 40 rows (0.4%) at 1e12 stand out of the noise but are trimmed (at most 0.5%
+    # of the kept mass is left out at each end); the small bins near 0 are below
+    # the threshold (the bin (2^-7, 2^-6] holds about 78 rows).
+    x = np.r_[np.random.default_rng(2).uniform(0, 1, 10_000), np.full(40, 1e12)]
+    for seed in range(5):
+        lower, upper = _bounds(x, seed=seed)
+        assert upper == 1.0 and 0 <= lower <= 2.0**-6
+
+
+def test_a_column_lost_in_the_noise_is_dropped():
+    # 30 rows at epsilon 0.01: no bin stands out of the noise (Laplace scale 100),
+    # so the range is the zero bin alone (the column is clipped to 0), never a
+    # random bin far from the data.
+    out = np.array([_bounds(np.full(30, 7.0), eps=0.01, seed=s) for s in range(50)])
+    assert np.all(out == 0.0)
+
+
+def test_epsilon_inf_is_the_exact_range():
+    x = np.array([[1.5, -2.0], [3.0, 7.25], [-4.0, 0.5]])
+    lower, upper = _bounds(x, eps=math.inf)
+    assert lower.tolist() == [-4.0, -2.0] and upper.tolist() == [3.0, 7.25]
+
+
+def test_nan_entries_are_skipped():
+    X = np.full((4000, 2), 3.0)
+    X[::2, 0] = np.nan
+    X[:, 1] = np.nan
+    lower, upper = _range._bounds_release(X, epsilon=5.0, delta=0.0,
+                                          rng=np.random.default_rng(0))
+    assert (lower[0], upper[0]) == (2.0, 4.0)
+    assert (lower[1], upper[1]) == (0.0, 0.0)  # no value: nothing stands out
+
+
+def test_charges_its_curve_once_and_refuses_bad_input_for_free():
+    budget = PrivacyBudget(10.0, 1e-5)
+    X = np.random.default_rng(0).normal(size=(500, 3))
+    stats.bounds(X, epsilon=0.5, delta=1e-5, budget=budget, random_state=0)
+    assert len(budget) == 1
+    assert_same_curve(budget.ledger[0].curve, _histogram_curve(0.5, 1e-5, 3))
+    for bad in (dict(a=np.c_[X, np.full(500, np.nan)], epsilon=0.5),
+                dict(a=X, epsilon=0.0), dict(a=X, epsilon=0.5, delta=1.0),
+                dict(a=X[:, :, None], epsilon=0.5)):
+        with pytest.raises(ValueError):
+            stats.bounds(budget=budget, **bad)
+    assert len(budget) == 1
+
+
+# -- the split of a fit's epsilon --------------------------------------------------------
+@pytest.mark.parametrize("delta, secure", [(0.0, False), (0.0, True), (1e-5, False),
+                                           (1e-5, True), (1e-8, False)])
+@pytest.mark.parametrize("d", [1, 30])
+def test_split_curve_spends_epsilon_and_no_more(delta, secure, d):
+    eps = 1.0
+
+    def stat(e):
+        return _var_curve(e, delta, d, secure=secure)
+
+    eps_b, eps_s, curve = _range.split_curve(eps, delta, d, stat, secure=secure)
+    assert eps_b == pytest.approx(_range.BOUNDS_EPSILON_SHARE * eps)
+    assert_same_curve(curve, _range._bounds_curve(eps_b, delta, d, secure=secure) + stat(eps_s))
+    spent = curve.epsilon(delta)
+    assert spent <= eps * (1 + 1e-12)  # up to the float rounding of a sum of pure parts
+    assert spent > eps * (1 - 1e-5)  # the statistic takes all that is left
+    if delta == 0:  # pure parts add up: the statistic gets exactly the rest
+        assert eps_s == pytest.approx((1 - _range.BOUNDS_EPSILON_SHARE) * eps, rel=1e-5)
+    else:  # composed in RDP the two parts cost at most their sum: the statistic gets more
+        assert eps_s >= (1 - _range.BOUNDS_EPSILON_SHARE) * eps * (1 - 1e-5)
+
+
+def test_split_curve_with_a_mean():
+    eps_b, eps_s, curve = _range.split_curve(
+        2.0, 1e-5, 4, lambda e: _mean_curve(e, 1e-5, 4))
+    assert isinstance(curve, RDPCurve) and curve.epsilon(1e-5) <= 2.0
+    assert eps_s < 2.0
+
+
+# -- empirical privacy of the range -----------------------------------------------------
+# D: many rows at 0 and c rows at 1 (the bin (1/2, 1]); D' adds one row at 1. The
+# upper bound is 1 exactly when that bin's noisy count clears the threshold τ
+# (the zero bin always does, and the trim cannot remove a bin of c ≈ τ rows next
+# to a zero bin of 4τ rows), so P(upper = 1) is the Laplace tail ½e^(−(τ − c)/b),
+# b = 1/ε, whose ratio between c + 1 and c is e^ε: the tightest event of the
+# mechanism. With c = τ − 2b both probabilities are moderate (about 0.07 and 0.18).
+def _upper(data, rng, eps):
+    return _range._bounds_release(data, epsilon=eps, delta=0.0, rng=rng)[1][0]
+
+
+def _neighbours(eps):
+    tau = _range._threshold(eps, 0.0, 1)
+    c = int(round(tau - 2.0 / eps))
+    d0 = np.r_[np.zeros(int(4 * tau)), np.ones(c)].reshape(-1, 1)
+    return d0, np.r_[d0, [[1.0]]]
+
+
+@pytest.mark.parametrize("factor, ok", [(1.0, True), (2.0, False)])
+def test_range_audit(factor, ok):
+    eps = 1.0
+    d0, d1 = _neighbours(eps * factor)
+    out = []
+    for data, seed in ((d0, 10), (d1, 11)):
+        rng = np.random.default_rng(seed)
+        out.append([_upper(data, rng, eps * factor) for _ in range(6000)])
+    lower_bound = split_audit(out[0], out[1], n_select=1000)
+    # A correct release stays below its ε; one run at 2ε while claiming ε is caught.
+    assert (lower_bound <= eps) is ok, lower_bound
