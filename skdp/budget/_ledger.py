@@ -19,7 +19,6 @@ import json
 import os
 import pathlib
 import sqlite3
-import threading
 import time
 from contextlib import closing, contextmanager
 
@@ -80,57 +79,20 @@ def _configure(conn):
     return conn
 
 
-# One open connection per ledger file, thread and process: opening one and
-# setting its pragmas cost more than the charge itself. A connection is never
-# used across a fork (SQLite forbids it), nor once the path names another file
-# (deleted, moved, replaced by a copy): the file's device and inode are checked
-# at every use, and a file that is gone raises FileNotFoundError.
-_local = threading.local()
-
-
-def _cached_connection(path):
-    if getattr(_local, "pid", None) != os.getpid():
-        _local.pid, _local.connections = os.getpid(), {}  # a forked child drops its parent's
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"No privacy ledger at {path!r}.") from None
-    identity = (st.st_dev, st.st_ino)
-    entry = _local.connections.get(path)
-    if entry is not None and entry[1] == identity:
-        return entry[0]
-    if entry is not None:
-        entry[0].close()
-    conn = _configure(_open(path, create=False))
-    _local.connections[path] = (conn, identity)
-    return conn
-
-
-def _forget_connection(path):
-    entry = getattr(_local, "connections", {}).pop(path, None)
-    if entry is not None and getattr(_local, "pid", None) == os.getpid():
-        entry[0].close()
-
-
 @contextmanager
 def _connect(path, *, write, create=False):
-    """A transaction on the ledger; ``write`` takes the write lock at once.
+    """A transaction on a connection opened for it and closed after it.
 
-    Uses this thread's open connection to the file (``create`` opens a new
-    one, which is closed afterwards).
+    ``write`` takes the write lock at once. A connection is never kept open
+    between transactions: a process forked while one is open would inherit
+    SQLite's lock bookkeeping and take no lock of its own, and the parent's
+    later close could delete the write-ahead log the child still writes, so
+    the child's charges would be lost (found in a review of a version that
+    kept one connection open per thread).
     """
-    if create:
-        with closing(_configure(_open(path, create=True))) as conn:
-            with _transaction(conn, write):
-                yield conn
-        return
-    conn = _cached_connection(path)
-    try:
+    with closing(_configure(_open(path, create=create))) as conn:
         with _transaction(conn, write):
             yield conn
-    except sqlite3.DatabaseError:
-        _forget_connection(path)  # a broken connection is not reused
-        raise
 
 
 @contextmanager

@@ -60,21 +60,22 @@ Found and fixed (each test failed before its fix):
    object column (missing values), which it refused: both failed on
    pipelines whose real rows are all valid.
 
+5. Ledger: SQLite keeps its file-lock bookkeeping per process; a child forked
+   while the parent holds a cached connection inherits it and takes no lock
+   of its own. When the parent's connection is then closed (its thread ends,
+   an error), the parent deletes the WAL while the child still writes to it:
+   the child's later charges are lost, so the ledger undercounts. Fixed by
+   going back to one connection per transaction, closed after it.
+
 Found and left (strict xfails below):
 
-5. DPPipeline reserves the curve found on placeholders, but fits on the real
+6. DPPipeline reserves the curve found on placeholders, but fits on the real
    rows: a step before a private step whose output width depends on the
    values (here ``OneHotEncoder(categories="auto")``, which reads the
    categories) changes the private step's curve (its Laplace/Gaussian choice
    follows the number of sums), and the fit fails after the charge, on some
    datasets and not on their neighbours. A ColumnTransformer whose sparse
    stacking follows the rows makes a valid pipeline be refused.
-6. Ledger: SQLite keeps its file-lock bookkeeping per process; a child forked
-   while the parent holds a cached connection inherits it and takes no lock
-   of its own. When the parent's connection is then closed (its thread ends,
-   an error), the parent deletes the WAL while the child still writes to it:
-   the child's later charges are lost, so the ledger undercounts. Before the
-   connections were cached (one per charge) the same test kept every charge.
 7. Ledger identity is (host, device, inode): restoring a backup by copying it
    over the ledger (``cp backup ledger``, the same inode) or after deleting it
    (ext4 reuses the inode) is not detected; the handle charges the restored
@@ -87,6 +88,7 @@ import gc
 import math
 import multiprocessing
 import os
+import pathlib
 import pickle
 import shutil
 import threading
@@ -829,16 +831,17 @@ def _in_thread(work):
     return value
 
 
-def test_threads_use_their_own_connection_and_keep_it(tmp_path):
+def test_no_connection_to_the_ledger_stays_open_between_charges(tmp_path):
+    # A connection open at a fork would let the child write a WAL the parent deletes
+    # (test_a_child_keeps_its_charges_when_the_parents_connection_closes).
     budget = PrivacyBudget(10.0, 0.0, ledger=tmp_path / "ledger.sqlite")
     budget.charge(pure_dp_rdp(0.1))
-    mine = _ledger._cached_connection(budget.path)
-    assert _ledger._cached_connection(budget.path) is mine
-    other = []
-    thread = threading.Thread(target=lambda: other.append(_ledger._cached_connection(budget.path)))
-    thread.start()
-    thread.join()
-    assert other[0] is not mine
+    budget.spent()
+    fds = pathlib.Path("/proc/self/fd")
+    if not fds.exists():
+        pytest.skip("needs /proc to list this process's open files")
+    opened = [os.readlink(fd) for fd in fds.iterdir() if fd.is_symlink()]
+    assert not [f for f in opened if f.startswith(str(tmp_path))]
 
 
 def _charge_until_refused(budget, start, results):
@@ -888,9 +891,6 @@ def _child_charges_around_a_close(budget, first_done, parent_closed, results):
         results.put((None, repr(exc)))
 
 
-@pytest.mark.xfail(strict=True, reason="a child forked while the parent holds a cached "
-                   "connection takes no file lock of its own; the parent's close deletes the "
-                   "WAL the child still writes, and the child's charges are lost")
 def test_a_child_keeps_its_charges_when_the_parents_connection_closes(tmp_path):
     budget = PrivacyBudget(100.0, 0.0, ledger=tmp_path / "ledger.sqlite")
     holding, release = threading.Event(), threading.Event()
@@ -938,13 +938,13 @@ def test_a_file_replaced_between_the_check_and_the_charge_never_takes_it(tmp_pat
     budget = PrivacyBudget(10.0, 0.0, ledger=path)
     _in_thread(lambda: budget.charge(pure_dp_rdp(1.0), label="first"))
     shutil.copy(path, copy)
-    original = _ledger._cached_connection
+    original = _ledger._open
 
-    def replaced_now(p):  # another program moves a copy over the ledger at this instant
+    def replaced_now(p, **kwargs):  # another program moves a copy over the ledger at this instant
         if copy.exists():
             os.replace(copy, p)
-        return original(p)
+        return original(p, **kwargs)
 
-    monkeypatch.setattr(_ledger, "_cached_connection", replaced_now)
+    monkeypatch.setattr(_ledger, "_open", replaced_now)
     with pytest.raises(LedgerMismatchError):
         _in_thread(lambda: budget.charge(pure_dp_rdp(1.0), label="second"))
