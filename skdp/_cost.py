@@ -16,7 +16,7 @@ from .model_selection._search import (
     _nested_params,
     _placeholder_X,
     _placeholder_y,
-    _ProbeStop,
+    _probe,
     _quiet,
     _set_nested,
 )
@@ -109,7 +109,7 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
     y_like = None if y is None else _placeholder_target(model, y, n)
     _ignore_unknown_categories(model)
     with _quiet():
-        _record(model, X_like, y_like, recorder)
+        _probe(model, X_like, y_like, recorder)
     curve = recorder.total()
     eps, order = curve.epsilon_and_order(delta)
     return PrivacyCost(eps, curve.delta if order == math.inf else delta, curve)
@@ -135,31 +135,3 @@ def _placeholder_target(model, y, n):
     if isinstance(final, Pipeline):
         final = final.steps[-1][1]
     return _placeholder_y(final, y, n) if is_classifier(final) else np.zeros(n)
-
-
-def _record(estimator, X, y, recorder):
-    """Fit ``estimator`` on placeholders, each skdp fit charging ``recorder``.
-
-    The leading steps of a Pipeline are fitted in full (their output feeds the
-    next step); the last step, or a lone estimator, stops at its charge,
-    except a transformer that may hold several skdp parts (a
-    ``ColumnTransformer``), which is fitted in full.
-    """
-    if isinstance(estimator, Pipeline):
-        Xt = X
-        for _, step in estimator.steps[:-1]:
-            if step is not None and step != "passthrough":
-                recorder.stop = False
-                Xt = step.fit_transform(Xt, y)
-        last = estimator.steps[-1][1]
-        if last is not None and last != "passthrough":
-            _record(last, Xt, y, recorder)
-        return
-    # A private search charges once, a plain skdp estimator once: stop there.
-    recorder.stop = isinstance(estimator, _BaseDPSearch) or hasattr(estimator, "_charge_budget")
-    try:
-        estimator.fit(X, y)
-    except _ProbeStop:
-        pass
-    finally:
-        recorder.stop = False

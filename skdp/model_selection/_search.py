@@ -309,8 +309,9 @@ def _probe(estimator, X, y, recorder):
     ``X`` and ``y`` are placeholders (see :func:`_placeholder_X`): a
     candidate's curve depends on its parameters and the public sizes only.
     The leading steps of a Pipeline fit on the placeholders (skdp steps
-    record their curve; allowed public steps learn nothing); the last step
-    stops at its charge.
+    record their curve; allowed public steps learn nothing); the last step,
+    or a lone skdp estimator, stops at its charge; a ColumnTransformer is
+    fitted in full (each skdp part records its curve).
     """
     if isinstance(estimator, Pipeline):
         Xt = X
@@ -323,7 +324,9 @@ def _probe(estimator, X, y, recorder):
         if last is not None and last != "passthrough":
             _probe(last, Xt, y, recorder)
         return
-    recorder.stop = True
+    # An skdp estimator (or a private search) charges once: it stops there. A
+    # ColumnTransformer may hold several skdp parts: it is fitted in full.
+    recorder.stop = _is_private(estimator)
     try:
         estimator.fit(X, y)
     except _ProbeStop:

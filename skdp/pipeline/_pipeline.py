@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from .._cost import _ignore_unknown_categories, _placeholder_target, _record
+from .._cost import _ignore_unknown_categories, _placeholder_target
 from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
 from ..model_selection._search import (
@@ -15,6 +15,7 @@ from ..model_selection._search import (
     _n_samples,
     _nested_params,
     _placeholder_X,
+    _probe,
     _quiet,
     _sync_fitted_copies,
 )
@@ -171,7 +172,7 @@ class DPPipeline(Pipeline):
         n = _n_samples(X)
         y_like = None if y is None else _placeholder_target(model, y, n)
         with _quiet():
-            _record(model, _placeholder_X(X, n), y_like, recorder)
+            _probe(model, _placeholder_X(X, n), y_like, recorder)
         return recorder.total() if recorder.curves else RDPCurve.zero()
 
     def _as_pipeline(self):
