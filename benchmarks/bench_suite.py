@@ -10,10 +10,11 @@ seeds 0..4, it scores (test accuracy, or R² for regression):
 - the same estimators with their **documented settings** (``data_norm`` = the schema's
   public row-norm bound, ``bounds`` = [0, 1], ``bounds_y``, ``classes``, δ = 1e-5);
 - ``DPGridSearchCV`` over ``DPLogisticRegression``'s C, its candidates' ε calibrated so that
-  the whole search spends the column's ε;
+  the whole search spends the column's ε (by default 2 seeds and finite ε only: each search is
+  about 11 fits);
 - diffprivlib (its own venv; ε = ∞ not run), Opacus (its own venv; the same model and the
   hyper-parameters of skdp's DP-SGD defaults, read from skdp at run time; ε = ∞ is plain torch
-  training), non-private scikit-learn, and the trivial baseline (majority class / training
+  training; by default ε = 1 only, 3 seeds: Opacus is the slowest column), non-private scikit-learn, and the trivial baseline (majority class / training
   mean).
 
 It prints one table per data set (mean ± std over seeds; a failed cell shows FAIL), the
@@ -25,9 +26,13 @@ differences against scikit-learn and against the baseline, and flags:
 - ``below-peer``: an skdp estimator below diffprivlib's or Opacus's same model by more than
   twice the standard error of the difference of the means.
 
-Usage (full run; --help for the options)::
+Usage (full run; --help for the options; ``--skdp-commit HEAD`` measures the committed skdp,
+not the working tree)::
 
-    /work/venv/bin/python benchmarks/bench_suite.py
+    /work/venv/bin/python benchmarks/bench_suite.py --skdp-commit HEAD
+
+It took 50 min on the shared 2-core machine under load (CPU 916 s in this process + 614 s in
+the peers' subprocesses, which run on the other core at the same time; see docs/benchmarks.md).
 
 Quick run::
 
