@@ -2,8 +2,6 @@
 
 import math
 
-from scipy.optimize import brentq
-
 from ._conversions import _check_delta
 from ._gdp import gdp_to_delta
 
@@ -69,6 +67,8 @@ def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
         lo, hi = lo - 2.0, lo
         if lo < -745:  # σ below the float range: δ(σ) is already <= target
             return math.exp(hi)
+    from scipy.optimize import brentq  # imported where used: import skdp stays fast
+
     log_sigma = brentq(f, lo, hi, xtol=1e-13, rtol=1e-15)
     sigma = math.exp(log_sigma)
     step = sigma * 1e-15

@@ -3,7 +3,6 @@
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ._accountants import PLDAccountant
 from ._conversions import _check_delta, rdp_to_epsilon
@@ -274,6 +273,8 @@ def _gdp_mu_for(target, delta):
     while gdp_to_delta(hi, target) <= delta:
         hi *= 2.0
     lo = 0.0
+    from scipy.optimize import brentq  # imported where used: import skdp stays fast
+
     mu = brentq(lambda m: gdp_to_delta(m, target) - delta, lo, hi, xtol=1e-15, rtol=1e-14)
     while mu > 0 and gdp_to_epsilon(mu, delta) > target:  # safe side
         mu = math.nextafter(mu, 0.0) * (1.0 - 1e-14)

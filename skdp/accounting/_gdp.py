@@ -8,9 +8,8 @@ least as hard as telling N(0, 1) from N(μ, 1).
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import erfcx, log_ndtr, ndtr, ndtri
 
+# scipy.optimize and scipy.special are imported where used: import skdp stays fast
 from ._conversions import _check_delta
 
 __all__ = [
@@ -51,6 +50,8 @@ def gdp_tradeoff(mu, alpha):
     >>> round(float(gdp_tradeoff(1.0, 0.05)), 4)
     0.7405
     """
+    from scipy.special import ndtr, ndtri
+
     mu = _check_mu(mu)
     alpha = _check_alpha(alpha)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -148,6 +149,8 @@ def _log_ndtr_ratio(b, width):
     function, by Gauss–Legendre quadrature with the exact width (16 nodes:
     exact to rounding on such short intervals).
     """
+    from scipy.special import erfcx, log_ndtr
+
     a = b + width
     if width * max(abs(a), abs(b), 1.0) >= 0.5:
         return float(log_ndtr(a) - log_ndtr(b))
@@ -183,6 +186,8 @@ def gdp_to_delta(mu, epsilon):
         return 0.0
     if mu == math.inf:
         return 1.0
+    from scipy.special import log_ndtr
+
     a, b = -epsilon / mu + mu / 2.0, -epsilon / mu - mu / 2.0  # a − b = μ exactly
     log_a = float(log_ndtr(a))
     ratio = epsilon - _log_ndtr_ratio(b, mu)  # < 0: δ > 0 for all finite ε
@@ -221,6 +226,8 @@ def gdp_to_epsilon(mu, delta):
     hi = mu**2 / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
     while f(hi) > 0:  # guard; not expected
         hi *= 2.0
+    from scipy.optimize import brentq
+
     eps = brentq(f, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     step = max(1e-14, 1e-14 * eps)
     while f(eps) > 0:  # safe side

@@ -33,8 +33,8 @@ import math
 import numbers
 
 import numpy as np
-from scipy import fft as sp_fft
 
+# scipy.fft is imported where used: import skdp stays fast
 from ._conversions import _check_delta
 
 __all__ = ["PrivacyLossDistribution"]
@@ -387,6 +387,8 @@ def compose_plds(parts, *, tail_bound=1e-15):
             f"the composed privacy loss needs a grid of {n} points (more than {_MAX_FFT}); "
             "use a coarser value_discretization."
         )
+    from scipy import fft as sp_fft
+
     size = sp_fft.next_fast_len(n, real=True)
     spectrum = None
     for pld, count in parts:

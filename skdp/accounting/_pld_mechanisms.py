@@ -16,8 +16,8 @@ point at the bottom: both only increase δ).
 import math
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
+# scipy.special is imported where used: import skdp stays fast
 from ._pld import PrivacyLossDistribution
 
 __all__ = []
@@ -25,6 +25,8 @@ __all__ = []
 
 def _z(tail):
     """z with Φ̄(z) = tail (standard normal quantile)."""
+    from scipy.special import ndtri
+
     return float(-ndtri(tail))
 
 
@@ -98,6 +100,8 @@ def gaussian_pld(noise_multiplier, step, tail):
     m = mu * mu / 2.0
 
     def survival(l):
+        from scipy.special import ndtr
+
         return ndtr((m - l) / mu), ndtr((-m - l) / mu)
 
     return _from_survival(step, m - z * mu, m + z * mu, survival)
@@ -244,6 +248,8 @@ def poisson_gaussian_remove_pld(sampling_rate, noise_multiplier, step, tail):
     floor_loss = math.log1p(-q)
 
     def survival(l):
+        from scipy.special import ndtr
+
         x = _subsampled_inverse(l, q, mu)
         ok = l > floor_loss
         x = np.where(ok, x, -np.inf)
@@ -269,6 +275,8 @@ def poisson_gaussian_add_pld(sampling_rate, noise_multiplier, step, tail):
     ceiling = -math.log1p(-q)
 
     def survival(l):
+        from scipy.special import ndtr
+
         ok = l < ceiling
         x = _subsampled_inverse(np.where(ok, -l, 1.0), q, mu)  # L > l ⟺ X < x
         x = np.where(ok, x, -np.inf)

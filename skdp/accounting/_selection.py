@@ -20,9 +20,8 @@ import math
 import numbers
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import gammaln
 
+# scipy.optimize and scipy.special are imported where used: import skdp stays fast
 from ._curve import RDPCurve
 
 __all__ = [
@@ -96,6 +95,8 @@ class TruncatedNegativeBinomial:
 
     def log_pmf(self, k):
         """log P[K = k] for integers k >= 1 (−inf below 1), vectorised."""
+        from scipy.special import gammaln
+
         k = np.asarray(k, dtype=float)
         eta, gamma = self.eta, self.gamma
         kk = np.maximum(k, 1.0)
@@ -178,6 +179,8 @@ class Poisson:
         return self.mu
 
     def log_pmf(self, k):
+        from scipy.special import gammaln
+
         k = np.asarray(k, dtype=float)
         kk = np.maximum(k, 0.0)
         out = kk * math.log(self.mu) - self.mu - gammaln(kk + 1.0)
@@ -279,6 +282,8 @@ def run_count_distribution(kind, mean, *, eta=None):
         lo *= 2.0
         if lo < -1e4:
             raise ValueError(f"No gamma gives a mean of {mean!r}.")
+    from scipy.optimize import brentq
+
     log_gamma = brentq(gap, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
     return TruncatedNegativeBinomial(eta, math.exp(log_gamma))
 

@@ -20,8 +20,8 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.special import gammaln, gammasgn, log_ndtr
 
+# scipy.special is imported where used: import skdp stays fast
 from ._curve import RDPCurve
 from ._orders import check_orders
 
@@ -109,6 +109,8 @@ def _integer_blocks(int_orders):
     for 2..1024 would be mostly padding. The split minimises the number of
     cells plus a fixed cost per block (dynamic programming, cached per grid).
     """
+    from scipy.special import gammaln
+
     alphas = np.asarray(int_orders, dtype=np.int64)
     n, overhead = alphas.size, 4096
     best = [0.0] + [math.inf] * n
@@ -185,6 +187,8 @@ def _poisson_rdp_int(int_orders, q, sigma):
 @functools.lru_cache(maxsize=64)
 def _series_coefficients(alpha, n_terms):
     """σ- and q-free parts of the MTZ19 Sec. 3.3 series: log |C(α, i)|, its sign, i and j = α − i."""
+    from scipy.special import gammaln, gammasgn
+
     alpha = np.asarray(alpha, dtype=float)[:, None]
     i = np.arange(n_terms + 1, dtype=float)
     j = alpha - i[None, :]
@@ -223,6 +227,8 @@ def _poisson_log_a_series(alpha, q, sigma, n_terms):
     log_roundoff : ndarray
         log of a bound on the floating-point error of the sum.
     """
+    from scipy.special import log_ndtr
+
     log_binom, sign, i, j = _series_coefficients(tuple(float(a) for a in np.atleast_1d(alpha)), n_terms)
     log_q, log_1mq = math.log(q), math.log1p(-q)
     z0 = sigma**2 * (log_1mq - log_q) + 0.5

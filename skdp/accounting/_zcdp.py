@@ -3,8 +3,8 @@
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
+# scipy.optimize is imported where used: import skdp stays fast
 from ._conversions import _check_delta
 
 __all__ = ["zcdp_to_epsilon", "zcdp_to_delta"]
@@ -37,6 +37,8 @@ def _minimise_over_alpha(objective):
     k = int(np.argmin(values))
     best = float(values[k])
     lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(
         lambda t: float(objective(np.array(1.0 + math.exp(t)))),
         bounds=(lo, hi),
