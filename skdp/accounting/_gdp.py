@@ -5,6 +5,7 @@ A mechanism is μ-GDP when telling two neighbours apart from its output is at
 least as hard as telling N(0, 1) from N(μ, 1).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -131,8 +132,12 @@ def group_gdp(mu, k):
     return mu * int(k)
 
 
-# 16-point Gauss–Legendre rule on [-1, 1] for _log_ndtr_ratio.
-_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
+@functools.cache
+def _gauss_legendre():
+    """16-point Gauss–Legendre rule on [-1, 1] for _log_ndtr_ratio (computed on first use)."""
+    return np.polynomial.legendre.leggauss(16)
+
+
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _DELTA_MARGIN = 1e-12
 
@@ -154,12 +159,13 @@ def _log_ndtr_ratio(b, width):
     a = b + width
     if width * max(abs(a), abs(b), 1.0) >= 0.5:
         return float(log_ndtr(a) - log_ndtr(b))
-    t = b + (_GL_NODES + 1.0) * (width / 2.0)
+    nodes, weights = _gauss_legendre()
+    t = b + (nodes + 1.0) * (width / 2.0)
     # φ(t)/Φ(t) = √(2/π) / erfcx(−t/√2): no cancellation for any t (erfcx is the
     # scaled complementary error function; inf for large t, where the ratio is 0)
     with np.errstate(over="ignore"):
         mills = _SQRT_2_OVER_PI / erfcx(-t / math.sqrt(2.0))
-    return float(width / 2.0 * np.dot(_GL_WEIGHTS, mills))
+    return float(width / 2.0 * np.dot(weights, mills))
 
 
 def gdp_to_delta(mu, epsilon):
