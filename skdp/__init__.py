@@ -4,7 +4,9 @@ All estimators draw on one shared :class:`PrivacyBudget`, which composes every
 spend through Rényi differential privacy.
 """
 
-from ._cost import PrivacyCost, privacy_cost
+import importlib
+
+from ._show_versions import show_versions
 from .budget import PrivacyBudget
 from .exceptions import (
     BudgetExceededError,
@@ -24,4 +26,42 @@ __all__ = [
     "PrivacyLeakWarning",
     "__version__",
     "privacy_cost",
+    "show_versions",
 ]
+
+# ``import skdp`` loads only the budget and the accounting (numpy): scikit-learn
+# and scipy take seconds to import and are loaded on first use, as
+# tests/test_import.py checks. privacy_cost and PrivacyCost (which need
+# scikit-learn) and the subpackages are imported when first accessed.
+_LAZY = {"PrivacyCost": "._cost", "privacy_cost": "._cost"}
+_SUBPACKAGES = {
+    "accounting",
+    "budget",
+    "datasets",
+    "exceptions",
+    "impute",
+    "linear_model",
+    "mechanisms",
+    "model_selection",
+    "naive_bayes",
+    "neural_network",
+    "pipeline",
+    "preprocessing",
+    "stats",
+    "utils",
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | _SUBPACKAGES)
