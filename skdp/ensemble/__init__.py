@@ -1,0 +1,8 @@
+"""Ensembles of trees with differential privacy."""
+
+from ._hist_gradient_boosting import (
+    DPHistGradientBoostingClassifier,
+    DPHistGradientBoostingRegressor,
+)
+
+__all__ = ["DPHistGradientBoostingClassifier", "DPHistGradientBoostingRegressor"]
