@@ -38,6 +38,7 @@ _SUBPACKAGES = {
     "accounting",
     "budget",
     "datasets",
+    "ensemble",
     "exceptions",
     "impute",
     "linear_model",
