@@ -82,8 +82,69 @@ def dpsgd_schedule(n_samples, batch_size, max_iter, *, sampling_rate=None):
     return q, steps_per_epoch, int(max_iter) * steps_per_epoch
 
 
-def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=None):
-    """The noise multiplier σ and the privacy curve of a DP-SGD run.
+# The noisy count that sets the divisor gets this share of the run's noise budget,
+# counted as 1/σ² of a Gaussian: the T Poisson-subsampled Gaussian steps are close to one
+# Gaussian of multiplier σ / (q·√T) (the central limit of Bu, Dong, Long & Su 2020,
+# Thm. 5, with e^(1/σ²) − 1 ≈ 1/σ²). A rule on public numbers only; the privacy of both
+# releases is accounted exactly by their RDP curves below.
+COUNT_SHARE = 0.05
+
+
+def count_noise_multiplier(noise_multiplier, sampling_rate, n_steps):
+    """σ_c of the noisy row count, a fixed multiple of the run's σ (public numbers only).
+
+    ``1/σ_c² = COUNT_SHARE / (1 − COUNT_SHARE) · q²T/σ²``: the count gets
+    :data:`COUNT_SHARE` of the run's Gaussian-equivalent ``q²T/σ² + 1/σ_c²``.
+
+    Examples
+    --------
+    >>> from skdp._dpsgd._engine import count_noise_multiplier
+    >>> round(count_noise_multiplier(2.0, 0.01, 2000), 2)
+    19.49
+    """
+    ratio = math.sqrt((1.0 - COUNT_SHARE) / COUNT_SHARE)
+    return noise_multiplier * ratio / (sampling_rate * math.sqrt(n_steps))
+
+
+def _run_curve(sampling_rate, n_steps, sigma, *, count, fixed):
+    """The curve of the whole fit: ``fixed``, the noisy count (if any), then the steps."""
+    curve = accounting.poisson_subsampled_gaussian_rdp(sampling_rate, sigma, n_steps)
+    if count:
+        sigma_count = count_noise_multiplier(sigma, sampling_rate, n_steps)
+        # the count has sensitivity 1 under add/remove (Gaussian: Mironov 2017, Prop. 7)
+        curve = accounting.gaussian_rdp(sigma_count) + curve
+    return curve if fixed is None else fixed + curve
+
+
+def _smallest_noise_multiplier(epsilon, delta, sampling_rate, n_steps, *, count, fixed,
+                               rtol=1e-5):
+    """The smallest σ with ``_run_curve(σ).epsilon(delta) <= epsilon`` (within ``rtol``).
+
+    ε falls as σ grows; bisection in log σ keeps a bracket whose upper end
+    meets the target and returns it (the safe side).
+    """
+    def meets(s):
+        return _run_curve(sampling_rate, n_steps, s, count=count, fixed=fixed).epsilon(delta) \
+            <= epsilon
+
+    if fixed is not None and fixed.epsilon(delta) >= epsilon:
+        raise ValueError("the fixed part of the curve already spends epsilon.")
+    lo = hi = float(accounting.calibrate_noise_multiplier(
+        epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson",
+        accountant="rdp"))
+    while meets(lo):
+        lo *= 0.5
+    while not meets(hi):
+        lo, hi = hi, 2.0 * hi
+    while hi / lo - 1.0 > rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
+
+
+def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=None,
+                  count=False, fixed=None):
+    """The noise multipliers and the privacy curve of a DP-SGD fit.
 
     Depends only on hyper-parameters and public sizes, never on the data.
 
@@ -91,33 +152,41 @@ def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=No
       nor ``inf``) is a cap, and a σ whose ε at ``delta`` exceeds it raises
       ``ValueError``.
     - ``noise_multiplier=None`` and finite ``epsilon``: σ is the smallest noise
-      multiplier reaching (``epsilon``, ``delta``), found by
-      :func:`skdp.accounting.calibrate_noise_multiplier`.
+      multiplier for which the whole fit's curve reaches (``epsilon``, ``delta``).
     - ``noise_multiplier=None`` and ``epsilon=inf``: no noise and no clipping;
       σ = 0 and the curve is :meth:`RDPCurve.non_private`.
+
+    ``count=True`` adds a noisy count of the rows (the divisor of each step
+    is the sampling rate times that count), of multiplier
+    :func:`count_noise_multiplier`; ``fixed`` is the curve of the fit's
+    other releases (e.g. private bounds of the target).
 
     Returns
     -------
     noise_multiplier : float
+    count_noise_multiplier : float or None
+        σ_c of the count (``None`` without ``count`` or without noise).
     curve : RDPCurve
-        ``poisson_subsampled_gaussian_rdp(q, σ, n_steps)``.
+        ``fixed`` + ``gaussian_rdp(σ_c)`` (with ``count``) +
+        ``poisson_subsampled_gaussian_rdp(q, σ, n_steps)`` (Mironov, Talwar & Zhang 2019).
     """
     if noise_multiplier is None and epsilon == math.inf:
-        return 0.0, RDPCurve.non_private()
+        return 0.0, None, RDPCurve.non_private()
     if delta == 0.0:
         raise ValueError(
             "delta must be > 0 for DP-SGD: the Gaussian mechanism has no pure epsilon-DP "
             "guarantee (Mironov 2017, Prop. 7)."
         )
     if noise_multiplier is None:
-        sigma = float(
-            accounting.calibrate_noise_multiplier(
-                epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson"
-            )
-        )
+        if count or fixed is not None:
+            sigma = _smallest_noise_multiplier(epsilon, delta, sampling_rate, n_steps,
+                                               count=count, fixed=fixed)
+        else:
+            sigma = float(accounting.calibrate_noise_multiplier(
+                epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson"))
     else:
         sigma = float(noise_multiplier)
-    curve = accounting.poisson_subsampled_gaussian_rdp(sampling_rate, sigma, n_steps)
+    curve = _run_curve(sampling_rate, n_steps, sigma, count=count, fixed=fixed)
     if noise_multiplier is not None and epsilon is not None and epsilon != math.inf:
         spent = curve.epsilon(delta)
         if spent > epsilon * (1 + 1e-9):
@@ -126,7 +195,8 @@ def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=No
                 f"{n_steps} steps spends epsilon={spent:.4g} at delta={delta:g}, more than "
                 f"epsilon={epsilon:g}. Raise noise_multiplier, or set epsilon=None to accept it."
             )
-    return sigma, curve
+    sigma_count = count_noise_multiplier(sigma, sampling_rate, n_steps) if count else None
+    return sigma, sigma_count, curve
 
 
 def poisson_batches(rng, n_samples, sampling_rate, n_steps):

@@ -26,11 +26,22 @@ from ..utils import (
     check_epsilon,
     check_generator,
 )
+from ..stats._range import _bounds_curve, _bounds_release
 from ..utils._validation import check_classes, check_numeric_target
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
 _ACTIVATIONS = ("relu", "tanh")
+
+# Poisson sampling rate of the default schedule: 100 steps per epoch whatever the number
+# of rows, so the steps, the noise and the curve never depend on it (only the divisor of
+# each step does, through a noisy count). Chosen on the benchmark suite's eight tables
+# (benchmarks/bench_suite.py; 455 to 40,000 rows) against q = 256/n.
+DEFAULT_SAMPLING_RATE = 0.01
+# Adam's step size for learning_rate="auto", measured on the same tables (cosine decay).
+_AUTO_LEARNING_RATE = {"linear": 0.03, "network": 0.01}
+# Share of ε spent on private bounds of the target when DPSGDRegressor has no bounds_y.
+TARGET_BOUNDS_SHARE = 0.1
 
 
 def _check_real(name, value, *, low=None, low_open=False, high=None, high_open=False):
@@ -106,48 +117,72 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         if self.sampling_rate is not None:
             _check_real("sampling_rate", self.sampling_rate, low=0.0, low_open=True, high=1.0)
         _check_int("max_iter", self.max_iter)
-        _check_real("learning_rate", self.learning_rate, low=0.0, low_open=True)
+        if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
+            _check_real("learning_rate", self.learning_rate, low=0.0, low_open=True)
         _check_choice("optimizer", self.optimizer, OPTIMIZERS)
         _check_choice("schedule", self.schedule, SCHEDULES)
         _check_real("momentum", self.momentum, low=0.0, high=1.0, high_open=True)
         return sizes, epsilon, delta, noise_multiplier, clip_norm, private
 
-    def _batch_size(self, n_samples):
-        """The public expected batch size that divides each noisy gradient sum."""
+    def _sampling(self, n_samples):
+        """``(q, batch_size)`` from public parameters: ``batch_size=None`` means q times a count.
+
+        With ``sampling_rate=None`` and ``batch_size="auto"`` q is
+        :data:`DEFAULT_SAMPLING_RATE`; with an int ``batch_size`` alone it is
+        ``batch_size / n_samples`` (the number of rows is then treated as
+        public). The divisor of each noisy gradient sum is an int
+        ``batch_size`` as given, else (``"auto"``) q times the number of rows:
+        a noisy count in a private fit, the exact one at ``epsilon=inf``.
+        """
+        auto = isinstance(self.batch_size, str)
         if self.sampling_rate is not None:
-            # q is public: neither the batch size nor any check may use the private n.
-            return 256 if isinstance(self.batch_size, str) else int(self.batch_size)
-        if isinstance(self.batch_size, str):  # "auto"
-            return min(256, n_samples)
+            return float(self.sampling_rate), None if auto else int(self.batch_size)
+        if auto:
+            return DEFAULT_SAMPLING_RATE, None
         if self.batch_size > n_samples:
             raise ValueError(
                 f"batch_size={self.batch_size} is larger than the number of samples "
                 f"({n_samples}). Use a smaller batch_size or 'auto'."
             )
-        return int(self.batch_size)
+        return self.batch_size / n_samples, int(self.batch_size)
 
-    def _fit(self, X, targets, n_outputs, loss, params):
+    def _learning_rate(self, sizes):
+        if isinstance(self.learning_rate, str):  # "auto"
+            return _AUTO_LEARNING_RATE["network" if sizes else "linear"]
+        return float(self.learning_rate)
+
+    def _fit(self, X, targets, n_outputs, loss, params, *, fixed=None, before=None):
         """Steps 2-4 of every fit: curve from public sizes, charge, then train.
 
-        ``targets()`` encodes ``y``; it is called only after the charge.
+        ``fixed`` is the curve of the fit's other releases; ``before(rng)``
+        makes them, after the charge and before the training. ``targets()``
+        encodes ``y``; it is called only after the charge.
         """
         sizes, epsilon, delta, noise_multiplier, clip_norm, private = params
         n_samples = X.shape[0]
-        batch_size = self._batch_size(n_samples)
-        q, steps_per_epoch, n_steps = dpsgd_schedule(
-            n_samples, batch_size, self.max_iter, sampling_rate=self.sampling_rate
+        q, batch_size = self._sampling(n_samples)
+        _, steps_per_epoch, n_steps = dpsgd_schedule(
+            n_samples, batch_size, self.max_iter, sampling_rate=q
         )
-        sigma, curve = dpsgd_privacy(
-            q, n_steps, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier
+        count = private and batch_size is None
+        sigma, sigma_count, curve = dpsgd_privacy(
+            q, n_steps, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
+            count=count, fixed=fixed,
         )
         # Charge before reading any value of X or y (beyond finiteness checks).
         self._charge_budget(curve)
+        rng = check_generator(self.random_state)
+        if before is not None:
+            before(rng)
+        if batch_size is None:
+            n_rows = n_samples + sigma_count * rng.standard_normal() if count else n_samples
+            batch_size = max(q * n_rows, 1.0)  # the divisor: q times the (noisy) count
         self.noise_multiplier_ = sigma
         self.sampling_rate_ = q
         self.n_steps_ = n_steps
         self.batch_size_ = batch_size
+        self.learning_rate_ = self._learning_rate(sizes)
         Y = targets()
-        rng = check_generator(self.random_state)
         network = DenseNetwork((X.shape[1], *sizes, n_outputs), self.activation, rng)
         run_dpsgd(
             network,
@@ -163,7 +198,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             clip_norm=clip_norm if private else None,
             alpha=self.alpha,
             optimizer=self.optimizer,
-            learning_rate=self.learning_rate,
+            learning_rate=self.learning_rate_,
             schedule=self.schedule,
             momentum=self.momentum,
         )
@@ -217,30 +252,32 @@ _COMMON_PARAMS_DOC = """
     clip_norm : float > 0, default=1.0
         Every per-example gradient is clipped to this L2 norm.
     batch_size : int or "auto", default="auto"
-        Expected batch size. Each step's noisy sum of clipped gradients is
-        divided by it (never by the realised batch size). With
-        ``sampling_rate=None`` each row joins a step's batch independently with
-        probability ``q = batch_size / n_samples`` (Poisson sampling), so the
-        realised sizes follow Binomial(n_samples, q), and ``"auto"`` is
-        ``min(256, n_samples)``. With ``sampling_rate`` given, ``batch_size``
-        is only that public divisor: set it to your public estimate of
-        ``sampling_rate * n_samples``; ``"auto"`` is then 256 (never read from
-        the data).
+        The expected batch size that divides each step's noisy sum of clipped
+        gradients (never the realised batch size). ``"auto"``: the sampling
+        rate times the number of rows, which a private fit takes from a noisy
+        count released in its one charge (:data:`~skdp._dpsgd._engine.COUNT_SHARE`
+        of the noise budget; the exact number at ``epsilon=inf``). An int with
+        ``sampling_rate=None`` also sets ``q = batch_size / n_samples``, which
+        treats the number of rows as public (see Notes).
     sampling_rate : float in (0, 1] or None, default=None
-        Poisson sampling rate ``q``. When given, ``q``, σ, the number of steps
-        and the privacy curve depend on public parameters only, not on the
-        number of rows. ``None`` sets ``q = batch_size / n_samples``.
+        Poisson sampling rate ``q``: each row joins a step's batch
+        independently with probability q. ``None`` is 0.01 (100 steps per
+        epoch) with ``batch_size="auto"``, and ``batch_size / n_samples`` with
+        an int ``batch_size``.
     max_iter : int >= 1, default=20
-        Number of epochs. Every epoch is ``max(1, round(1 / q))`` steps
-        (``max(1, round(n_samples / batch_size))`` when ``sampling_rate=None``),
-        fixed before the data is read (there is no early stopping: it would
-        read the data).
-    learning_rate : float > 0, default=1e-2
-        Initial step size.
+        Number of epochs. Every epoch is ``max(1, round(1 / q))`` steps, fixed
+        before the data is read (there is no early stopping: it would read the
+        data).
+    learning_rate : float > 0 or "auto", default="auto"
+        Initial step size; ``"auto"`` is 0.03 for a linear model and 0.01 with
+        hidden layers (chosen with the default schedule, Adam and sampling
+        rate on the eight tables of ``benchmarks/bench_suite.py``).
     optimizer : {"adam", "sgd"}, default="adam"
         Adam, or SGD with ``momentum``. Both only see the noisy gradient.
-    schedule : {"constant", "invscaling", "cosine"}, default="constant"
-        Learning-rate schedule over the steps.
+    schedule : {"constant", "invscaling", "cosine"}, default="cosine"
+        Learning-rate schedule over the steps (cosine decays it to 0 by the
+        last step, so the final iterate averages out the noise of the last
+        steps).
     momentum : float in [0, 1), default=0.9
         Momentum of ``optimizer="sgd"``.
     random_state : int, numpy Generator or None, default=None
@@ -258,30 +295,35 @@ _COMMON_ATTRS_DOC = """
         Number of DP-SGD steps run.
     sampling_rate_ : float
         Poisson sampling rate ``q``.
-    batch_size_ : int
-        The public expected batch size dividing each noisy gradient sum:
-        ``batch_size``, or for ``"auto"`` ``min(256, n_samples)`` (256 when
-        ``sampling_rate`` is given).
+    batch_size_ : float
+        The expected batch size dividing each noisy gradient sum:
+        ``batch_size``, or for ``"auto"`` ``q`` times the noisy count (at
+        least 1; the exact count at ``epsilon=inf``).
+    learning_rate_ : float
+        The initial step size used.
     noise_multiplier_ : float
         σ used (0 when ``epsilon=inf``).
     epsilon_spent_, delta_spent_ : float
-        The (ε, δ) actually spent: ``poisson_subsampled_gaussian_rdp(q, σ,
-        n_steps).epsilon(delta)``.
+        The (ε, δ) actually spent: ``privacy_curve_.epsilon(delta)``.
     privacy_curve_ : RDPCurve
-        The RDP curve charged to ``budget``.
+        The RDP curve charged to ``budget``: the noisy count's Gaussian (with
+        ``batch_size="auto"``) plus ``poisson_subsampled_gaussian_rdp(q, σ,
+        n_steps)``.
     n_features_in_ : int
         Number of features seen in ``fit``.
 
     Notes
     -----
     Privacy of the number of rows. Under skdp's add/remove-one-row adjacency
-    the number of rows ``n_samples`` is private. With ``sampling_rate=None``
-    (the convention of Abadi et al. 2016, Opacus and TF Privacy) the number
-    of rows is treated as public: ``sampling_rate_``, ``n_steps_``,
-    ``noise_multiplier_``, ``batch_size_`` (for ``"auto"``), ``epsilon_spent_``
-    and the charged curve (``privacy_curve_``, also stored in the budget's
-    ledger) reveal it. Pass ``sampling_rate`` when n itself is sensitive: then
-    none of them depends on it.
+    the number of rows ``n_samples`` is private. By default nothing but the
+    noisy count depends on it: q, the steps, σ and the curve come from
+    public parameters, and the divisor of each step is q times the noisy
+    count. An int ``batch_size`` with ``sampling_rate=None`` follows the
+    convention of Abadi et al. 2016, Opacus and TF Privacy instead, ``q =
+    batch_size / n_samples``, which treats the number of rows as public:
+    ``sampling_rate_``, ``n_steps_``, ``noise_multiplier_``,
+    ``epsilon_spent_`` and the charged curve (``privacy_curve_``, also stored
+    in the budget's ledger) then reveal it.
 """
 
 
@@ -333,20 +375,12 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     >>> bool(clf.score(X, y) > 0.95)
     True
     >>> clf.sampling_rate_, clf.n_steps_, round(clf.noise_multiplier_, 2)
-    (0.0256, 780, 3.04)
+    (0.01, 2000, 2.02)
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
 
-    Above, ``q = 256 / 10000`` reveals the number of rows. With a public
-    ``sampling_rate`` (and ``batch_size``, a public estimate of ``q`` times
-    the number of rows) nothing released depends on it:
-
-    >>> clf = DPSGDClassifier(epsilon=1.0, delta=1e-5, sampling_rate=0.02,
-    ...                       batch_size=200, max_iter=10, random_state=0).fit(X, y)
-    >>> clf.sampling_rate_, clf.n_steps_, round(clf.noise_multiplier_, 2)
-    (0.02, 500, 2.02)
-    >>> bool(clf.score(X, y) > 0.95)
-    True
+    Nothing above depends on the number of rows but the divisor of each
+    step, ``batch_size_``: 0.01 times a noisy count of the rows.
     """
     )
 
@@ -367,9 +401,9 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         batch_size="auto",
         sampling_rate=None,
         max_iter=20,
-        learning_rate=1e-2,
+        learning_rate="auto",
         optimizer="adam",
-        schedule="constant",
+        schedule="cosine",
         momentum=0.9,
         classes=None,
         random_state=None,
@@ -485,10 +519,13 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     Linear by default; a neural network when ``hidden_layer_sizes`` is given.
     Same engine as :class:`DPSGDClassifier` (see :mod:`skdp._dpsgd`).
 
-    Targets are clipped to the public bounds ``bounds_y`` and rescaled to
-    [-1, 1] with them (a map of public numbers, so free of privacy cost);
-    predictions are mapped back. The bounds must be chosen without looking at
-    the data: they are never read from ``y``.
+    Targets are clipped to the bounds ``bounds_y`` and rescaled to [-1, 1]
+    with them; predictions are mapped back. Public bounds (chosen without
+    looking at the data) are best. Without them a private fit first releases
+    private bounds of the target (:func:`skdp.stats.bounds`, a noisy
+    log-scale histogram, within a factor 2 of the range) with
+    :data:`TARGET_BOUNDS_SHARE` of ε, composed into the fit's one charge;
+    they are never read from ``y`` without noise.
 
     Parameters
     ----------
@@ -496,8 +533,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         Squared error, or Huber's loss with ``huber_threshold``."""
         + _COMMON_PARAMS_DOC
         + """    bounds_y : tuple (lower, upper) or None, default=None
-        Public bounds of the target. Required unless ``epsilon=inf`` with no
-        ``noise_multiplier``.
+        Public bounds of the target. ``None``: estimated privately with a
+        tenth of ``epsilon`` (see above; needs a finite ``epsilon``), or the
+        exact range at ``epsilon=inf`` without ``noise_multiplier``.
     huber_threshold : float > 0, default=0.1
         Where the Huber loss turns linear, in units of the rescaled target
         (half the width of ``bounds_y`` is 1).
@@ -506,7 +544,10 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     ----------
     coef_ : ndarray of shape (1, n_features)
         For a linear model, in units of the rescaled target.
-    intercept_ : ndarray of shape (1,)"""
+    intercept_ : ndarray of shape (1,)
+    bounds_y_ : tuple of two floats
+        The bounds the targets were clipped to: ``bounds_y``, the private
+        estimate, or the exact range at ``epsilon=inf`` without bounds."""
         + _COMMON_ATTRS_DOC
         + """
     Examples
@@ -539,9 +580,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         batch_size="auto",
         sampling_rate=None,
         max_iter=20,
-        learning_rate=1e-2,
+        learning_rate="auto",
         optimizer="adam",
-        schedule="constant",
+        schedule="cosine",
         momentum=0.9,
         bounds_y=None,
         huber_threshold=0.1,
@@ -585,32 +626,46 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         params = self._validate_params()
         private = params[-1]
         threshold = _check_real("huber_threshold", self.huber_threshold, low=0.0, low_open=True)
-        if self.bounds_y is None and not private:
-            center, half = 0.0, 1.0
-        else:
-            if self.bounds_y is None:
-                raise ValueError(
-                    "bounds_y=(lower, upper) public bounds of the target are required for a "
-                    "private fit. skdp never reads them from y, because that would reveal it."
-                )
+        epsilon, delta = params[1], params[2]
+        if self.bounds_y is not None:
             (lo,), (hi,) = check_bounds(self.bounds_y, 1, name="bounds_y")
-            center, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-            if half == 0.0:
+            if hi == lo:
                 raise ValueError(f"bounds_y must have lower < upper; got {self.bounds_y!r}.")
+            target_bounds = [float(lo), float(hi)]
+        elif private and (epsilon is None or epsilon == math.inf):
+            raise ValueError(
+                "bounds_y=(lower, upper) public bounds of the target are required with "
+                "noise_multiplier and no finite epsilon: private bounds take a share of it."
+            )
         X, y = validate_data(self, X, check_numeric_target(y), dtype=np.float64,
                              y_numeric=True)
         y = column_or_1d(y, warn=True)
         loss = make_loss(self.loss, huber_threshold=threshold)
+        fixed = before = None
+        if self.bounds_y is None:
+            # Private bounds of the target (a noisy log-scale histogram, skdp.stats.bounds);
+            # at epsilon=inf the exact range, as nothing is private.
+            bounds_epsilon = TARGET_BOUNDS_SHARE * epsilon if private else math.inf
+            fixed = _bounds_curve(bounds_epsilon, delta, 1) if private else None
+            target_bounds = [0.0, 0.0]
+
+            def before(rng):
+                (lo,), (hi,) = _bounds_release(y[:, None], epsilon=bounds_epsilon,
+                                               delta=delta, rng=rng)
+                target_bounds[:] = [float(lo), float(hi)]
 
         def targets():
-            # public affine map, then clipping to [-1, 1] (the public bounds)
-            Y = ((y - center) / half)[:, None]
-            if self.bounds_y is not None:
-                np.clip(Y, -1.0, 1.0, out=Y)
-            return Y
+            # the bounds' affine map onto [-1, 1], then clipping to it
+            lo, hi = target_bounds
+            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+            if half == 0:  # the bounds are one point: every target is clipped to it
+                return np.zeros((y.shape[0], 1))
+            return np.clip((y - centre)[:, None] / half, -1.0, 1.0)
 
-        self._fit(X, targets, 1, loss, params)
-        self._y_center, self._y_half = center, half
+        self._fit(X, targets, 1, loss, params, fixed=fixed, before=before)
+        lo, hi = target_bounds
+        self._y_center, self._y_half = (lo + hi) / 2.0, ((hi - lo) / 2.0 or 1.0)
+        self.bounds_y_ = (lo, hi)
         return self
 
     def predict(self, X):

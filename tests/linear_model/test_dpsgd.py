@@ -18,10 +18,13 @@ from sklearn.utils.validation import check_is_fitted
 import skdp._dpsgd._engine as engine
 import skdp.linear_model._dpsgd as dpsgd_module
 from skdp import BudgetExceededError, PrivacyBudget
-from skdp._dpsgd import dpsgd_schedule, poisson_batches
+from skdp._dpsgd import dpsgd_privacy, dpsgd_schedule, poisson_batches
+from skdp._dpsgd._engine import count_noise_multiplier
+from skdp.stats._range import _bounds_curve
 from skdp.accounting import (
     RDPCurve,
     calibrate_noise_multiplier,
+    gaussian_rdp,
     poisson_subsampled_gaussian_rdp,
 )
 from skdp.cli import main as cli_main
@@ -127,10 +130,11 @@ def test_epsilon_inf_charges_non_private_and_adds_no_noise():
 
 def test_multiclass_is_one_model_in_one_run():
     X, y = _blobs(n_classes=3)
-    q, _, steps = dpsgd_schedule(600, 256, 20)
+    # the default schedule: q = 0.01, 20 epochs of 100 steps, and the noisy count
+    sigma_count = count_noise_multiplier(2.0, 0.01, 2000)
     clf = assert_charges_once(
         DPSGDClassifier(noise_multiplier=2.0, epsilon=None, random_state=0), X, y,
-        expected_curve=poisson_subsampled_gaussian_rdp(q, 2.0, steps),
+        expected_curve=gaussian_rdp(sigma_count) + poisson_subsampled_gaussian_rdp(0.01, 2.0, 2000),
     )
     assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
     proba = clf.predict_proba(X)
@@ -246,7 +250,7 @@ def test_bad_input_costs_nothing():
     assert_bad_input_costs_nothing(
         DPSGDRegressor(epsilon=1.0, bounds_y=(0, 1), random_state=0), X, y.astype(float),
         bad_params=common["bad_params"] + [
-            {"loss": "hinge"}, {"bounds_y": None}, {"bounds_y": (1, 0)}, {"bounds_y": (0, np.inf)},
+            {"loss": "hinge"}, {"bounds_y": (1, 0)}, {"bounds_y": (0, np.inf)},
             {"huber_threshold": 0.0},
         ],
         bad_data=common["bad_data"] + [(X, np.full(100, np.nan))],
@@ -301,12 +305,37 @@ def test_private_fit_learns():
     assert not hasattr(DPSGDClassifier("hinge"), "predict_proba")
 
 
-def test_regressor_needs_public_bounds_when_private():
+def test_regressor_without_bounds_needs_a_finite_epsilon():
     X, y = make_regression(n_samples=200, n_features=3, random_state=0)
-    with pytest.raises(ValueError, match="bounds_y"):
-        DPSGDRegressor(epsilon=1.0).fit(X, y)
-    with pytest.raises(ValueError, match="bounds_y"):
-        DPSGDRegressor(epsilon=math.inf, noise_multiplier=1.0).fit(X, y)
+    for params in ({"epsilon": math.inf, "noise_multiplier": 1.0},
+                   {"epsilon": None, "noise_multiplier": 1.0}):
+        budget = PrivacyBudget(1e6, DELTA)
+        with pytest.raises(ValueError, match="bounds_y"):
+            DPSGDRegressor(budget=budget, **params).fit(X, y)
+        assert len(budget) == 0
+
+
+def test_regressor_private_target_bounds_are_in_the_one_charge():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(20000, 3))
+    y = 50.0 + 20.0 * (X @ [1.0, -1.0, 0.5]) + rng.normal(0, 1, 20000)  # in about [10, 90]
+    budget = PrivacyBudget(1e6, DELTA)
+    reg = DPSGDRegressor(epsilon=1.0, delta=DELTA, budget=budget, random_state=0).fit(X, y)
+    # a tenth of epsilon on the target's bounds, then the count and the steps, one charge
+    fixed = _bounds_curve(0.1, DELTA, 1)
+    sigma = reg.noise_multiplier_
+    expected = fixed + (gaussian_rdp(count_noise_multiplier(sigma, 0.01, 2000))
+                        + poisson_subsampled_gaussian_rdp(0.01, sigma, 2000))
+    assert len(budget) == 1 and budget.ledger[0].curve == expected
+    assert reg.epsilon_spent_ <= 1.0 and reg.epsilon_spent_ == pytest.approx(1.0, rel=1e-3)
+    # power-of-two bins: the released range holds the bulk of y, within a factor 2 or so
+    lo, hi = reg.bounds_y_
+    assert 0 < lo <= np.quantile(y, 0.01) and np.quantile(y, 0.99) <= hi <= 256
+    assert reg.score(X, y) > 0.9
+    # at epsilon = inf without bounds: the exact range, and scikit-learn's fit
+    exact = DPSGDRegressor(epsilon=math.inf, random_state=0).fit(X, y)
+    assert exact.bounds_y_ == (y.min(), y.max())
+    assert exact.score(X, y) >= LinearRegression().fit(X, y).score(X, y) - 0.01
 
 
 # -- sampling_rate: nothing released depends on the private number of rows --------------------
@@ -326,7 +355,7 @@ def test_sampling_rate_charge_and_attributes_do_not_depend_on_n(kind, batch_size
     if kind == "classifier":
         est = DPSGDClassifier(**params)
     else:
-        est = DPSGDRegressor(bounds_y=(0, 1), **params)
+        est = DPSGDRegressor(bounds_y=(0, 1) if batch_size != "auto" else None, **params)
     fitted, budgets = [], []
     for Xd, yd in [(X, y), (Xn, yn)]:
         budget = PrivacyBudget(1e6, DELTA)
@@ -334,15 +363,21 @@ def test_sampling_rate_charge_and_attributes_do_not_depend_on_n(kind, batch_size
         budgets.append(budget)
     a, b = fitted
     # the values come from the public parameters alone: q = 0.1, 2 epochs of round(1/q) steps,
-    # sigma calibrated for them, the divisor is batch_size (256 for "auto")
-    sigma = calibrate_noise_multiplier(1.0, DELTA, sampling_rate=0.1, steps=20, sampling="poisson")
-    expected_batch = 256 if batch_size == "auto" else batch_size
+    # sigma calibrated for them (and for the noisy count with "auto")
+    count = batch_size == "auto"
+    sigma, _, curve = dpsgd_privacy(0.1, 20, epsilon=1.0, delta=DELTA, count=count,
+                                    fixed=_bounds_curve(0.1, DELTA, 1) if kind == "regressor" and count else None)
     for est_fit in (a, b):
         assert est_fit.sampling_rate_ == 0.1
         assert est_fit.n_steps_ == 20
-        assert est_fit.batch_size_ == expected_batch
         assert est_fit.noise_multiplier_ == sigma
-        assert est_fit.privacy_curve_ == poisson_subsampled_gaussian_rdp(0.1, sigma, 20)
+        assert est_fit.privacy_curve_ == curve
+    if count:
+        # the divisor is q times the noisy count: the same noise draw on D and D' (one seed)
+        # moves it by q for the one added row, as the Gaussian count release allows
+        assert b.batch_size_ - a.batch_size_ == pytest.approx(0.1)
+    else:
+        assert a.batch_size_ == b.batch_size_ == batch_size
     assert a.privacy_curve_ == b.privacy_curve_
     assert (a.epsilon_spent_, a.delta_spent_) == (b.epsilon_spent_, b.delta_spent_)
     assert [len(bud) for bud in budgets] == [1, 1]
@@ -362,10 +397,10 @@ def test_sampling_rate_trains_with_public_divisor(monkeypatch):
     monkeypatch.setattr(dpsgd_module, "run_dpsgd", recording)
     (X, y), (Xn, yn) = _neighbours(300)
     for Xd, yd in [(X, y), (Xn, yn)]:
-        DPSGDClassifier(epsilon=1.0, delta=DELTA, sampling_rate=0.25, max_iter=1,
+        DPSGDClassifier(epsilon=1.0, delta=DELTA, sampling_rate=0.25, batch_size=75, max_iter=1,
                         random_state=0).fit(Xd, yd)
     assert calls[0] == calls[1]
-    assert calls[0]["sampling_rate"] == 0.25 and calls[0]["expected_batch_size"] == 256
+    assert calls[0]["sampling_rate"] == 0.25 and calls[0]["expected_batch_size"] == 75
     assert calls[0]["n_steps"] == calls[0]["steps_per_epoch"] == 4
 
 
@@ -377,14 +412,45 @@ def test_sampling_rate_batch_size_is_not_checked_against_n():
     assert clf.batch_size_ == 1000 and clf.n_steps_ == 2
 
 
-def test_without_sampling_rate_n_is_public():
-    # The documented convention (q = batch_size / n): neighbouring data sets get different
-    # q and sigma. This test pins the documented behaviour of sampling_rate=None.
+def test_int_batch_size_without_sampling_rate_treats_n_as_public():
+    # The documented convention of an int batch_size alone (q = batch_size / n): neighbouring
+    # data sets get different q and sigma. This test pins that documented behaviour.
     (X, y), (Xn, yn) = _neighbours(300)
-    a = DPSGDClassifier(epsilon=1.0, delta=DELTA, max_iter=1, random_state=0).fit(X, y)
-    b = DPSGDClassifier(epsilon=1.0, delta=DELTA, max_iter=1, random_state=0).fit(Xn, yn)
+    a = DPSGDClassifier(epsilon=1.0, delta=DELTA, batch_size=256, max_iter=1, random_state=0).fit(X, y)
+    b = DPSGDClassifier(epsilon=1.0, delta=DELTA, batch_size=256, max_iter=1, random_state=0).fit(Xn, yn)
     assert (a.sampling_rate_, b.sampling_rate_) == (256 / 300, 256 / 301)
     assert a.noise_multiplier_ != b.noise_multiplier_
+
+
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_default_schedule_does_not_depend_on_n(kind):
+    # By default q = 0.01, 100 steps per epoch and sigma come from public parameters; only
+    # the divisor follows n, through the noisy count (add/remove: it moves by q on D').
+    (X, y), (Xn, yn) = _neighbours(500)
+    est = DPSGDClassifier if kind == "classifier" else DPSGDRegressor
+    a = est(epsilon=1.0, max_iter=2, random_state=3).fit(X, y)
+    b = est(epsilon=1.0, max_iter=2, random_state=3).fit(Xn, yn)
+    assert a.sampling_rate_ == b.sampling_rate_ == 0.01
+    assert a.n_steps_ == b.n_steps_ == 200
+    assert a.noise_multiplier_ == b.noise_multiplier_
+    assert a.privacy_curve_ == b.privacy_curve_
+    assert a.epsilon_spent_ <= 1.0 and a.epsilon_spent_ == pytest.approx(1.0, rel=1e-3)
+    assert b.batch_size_ - a.batch_size_ == pytest.approx(0.01)
+
+
+def test_default_divisor_is_q_times_a_noisy_count():
+    # The count's noise is N(0, sigma_c^2) with the sigma_c of the curve: over seeds, the
+    # divisor / q - n has that standard deviation (40 seeds: a chi-square bound at 1e-3).
+    X, y = _blobs(n=400)
+    draws = np.array([
+        DPSGDClassifier(epsilon=1.0, max_iter=1, random_state=s).fit(X, y).batch_size_ / 0.01 - 400
+        for s in range(40)
+    ])
+    sigma_c = count_noise_multiplier(
+        DPSGDClassifier(epsilon=1.0, max_iter=1, random_state=0).fit(X, y).noise_multiplier_,
+        0.01, 100)
+    ratio = np.sum(draws**2) / sigma_c**2  # ~ chi-square with 40 degrees of freedom
+    assert 17.9 < ratio < 73.4
 
 
 @pytest.mark.parametrize("value", [0.0, -0.1, 1.5, math.nan, math.inf])
