@@ -5,7 +5,7 @@ events and the accountants that compose them (RDP, and privacy loss
 distributions for the tightest (ε, δ)).
 """
 
-from ._accountants import PLDAccountant, RDPAccountant
+from ._accountants import PLDAccountant, RDPAccountant, epsilon_of
 from ._analytic_gaussian import analytic_gaussian_sigma
 from ._basic import (
     approximate_dp_rdp,
@@ -90,6 +90,7 @@ __all__ = [
     "compose_gdp",
     "dp_tradeoff",
     "epsilon_for",
+    "epsilon_of",
     "event_from_dict",
     "gaussian_mu",
     "gaussian_rdp",

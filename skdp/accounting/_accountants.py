@@ -10,6 +10,7 @@ count=1)``, ``epsilon(delta)`` and ``delta(epsilon)``, so a ledger can use
 the PLD accountant when every charge has a PLD and the RDP one otherwise.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -47,7 +48,7 @@ from ._pld import chernoff_window, compose_plds
 from . import _pld_mechanisms as _mech
 from ._subsampled import poisson_subsampled_gaussian_rdp, sampled_without_replacement_gaussian_rdp
 
-__all__ = ["PLDAccountant", "RDPAccountant"]
+__all__ = ["PLDAccountant", "RDPAccountant", "epsilon_of"]
 
 # Largest grid (cells) the default discretisation aims for, per PLD.
 _MAX_CELLS = 1 << 19
@@ -313,12 +314,35 @@ class PLDAccountant(_Accountant):
         self._cache = None
 
     def _active(self):
-        return [(leaf, c) for leaf, c in self._leaves.items() if c > 0 and not _is_silent(leaf)]
+        """The events that release something, with every plain Gaussian merged into one.
+
+        Runs of Gaussians with multipliers σᵢ compose to exactly one Gaussian
+        of μ = √(Σ 1/σᵢ²) (Dong, Roth & Su 2022, Cor. 3.3): its PLD is that of
+        the whole group, so the composition needs one PLD for all of them.
+        Its σ = 1/μ is rounded down (more loss: the safe side).
+        """
+        active, inverse_square = [], 0.0
+        for leaf, c in self._leaves.items():
+            if c <= 0 or _is_silent(leaf):
+                continue
+            sigma = _is_plain_gaussian(leaf)
+            if sigma is None:
+                active.append((leaf, c))
+            else:
+                inverse_square += c / sigma**2
+        if inverse_square > 0:
+            sigma = math.nextafter(1.0 / math.sqrt(inverse_square), 0.0)
+            active.append((GaussianEvent(sigma * (1.0 - 4.0 * np.finfo(float).eps)), 1))
+        return active
 
     def _gdp_mu(self, active):
-        """μ when every active event is a plain Gaussian, else None."""
+        """μ when every active event is a plain Gaussian, else None (from the events, unrounded)."""
+        if len(active) != 1 or _is_plain_gaussian(active[0][0]) is None:
+            return None
         total = 0.0
-        for leaf, c in active:
+        for leaf, c in self._leaves.items():
+            if c <= 0 or _is_silent(leaf):
+                continue
             sigma = _is_plain_gaussian(leaf)
             if sigma is None:
                 return None
@@ -520,3 +544,136 @@ class RDPAccountant(_Accountant):
     def delta(self, epsilon):
         """δ at ``epsilon`` of the composed curve (:meth:`RDPCurve.delta_for`)."""
         return self.curve.delta_for(_check_epsilon(epsilon))
+
+
+# --------------------------------------------------------------------------
+# the tightest of both, for curves that carry their event
+# --------------------------------------------------------------------------
+ACCOUNTANTS = ("tightest", "pld", "rdp")
+
+# Shares of δ tried for the PLD part when PLD and RDP parts are joined by
+# basic composition (any share gives a valid bound; the smallest ε is kept).
+_SHARES = (0.5, 0.25, 0.75, 0.1, 0.9, 0.03, 0.97, 0.01, 0.99)
+
+
+def check_accountant(accountant):
+    """``accountant`` if it is one of ``"tightest"``, ``"pld"``, ``"rdp"``, else ``ValueError``."""
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {accountant!r}.")
+    return accountant
+
+
+_PLD_SUPPORT = PLDAccountant()
+
+
+def pld_leaves(curve):
+    """The (leaf event, count) pairs of ``curve`` when the PLD accountant supports its event, else None."""
+    event = curve.event
+    if event is None or not _PLD_SUPPORT.supports(event):
+        return None
+    return _flatten(event)
+
+
+def _leaves_key(leaves):
+    """A hashable, order-free key of (leaf, count) pairs (counts of equal leaves added up)."""
+    merged = {}
+    for leaf, c in leaves:
+        merged[leaf] = merged.get(leaf, 0) + int(c)
+    return tuple(sorted(((leaf, c) for leaf, c in merged.items() if c), key=repr))
+
+
+@functools.lru_cache(maxsize=4)
+def _pld_of(key):
+    """A PLD accountant with these leaves composed (cached: its composed PLD is kept)."""
+    acc = PLDAccountant()
+    for leaf, c in key:
+        acc.compose(leaf, c)
+    return acc
+
+
+@functools.lru_cache(maxsize=256)
+def _pld_epsilon(key, delta):
+    return _pld_of(key).epsilon(delta)
+
+
+def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
+    """ε at ``delta`` of a composition, by ``accountant``, and how it was found.
+
+    Parameters
+    ----------
+    total : RDPCurve
+        The RDP curve of the whole composition.
+    leaves : sequence of (DPEvent, int)
+        The events of the parts that have a PLD (with counts).
+    rest : RDPCurve or None
+        The RDP curve of the parts without one (None if there are none).
+    delta : float
+    accountant : {"tightest", "pld", "rdp"}
+        ``"rdp"``: the RDP conversion of ``total``. ``"pld"``: the PLD of
+        ``leaves`` when ``rest`` is None; else the PLD part at δ_a and the
+        RDP part at δ − δ_a added up (basic composition, Dwork & Roth 2014,
+        Thm. 3.16; the best of a few shares δ_a), or the RDP of ``total`` if
+        there is no PLD part. ``"tightest"``: the smaller of both (each is an
+        upper bound, so the smaller is valid).
+
+    Returns
+    -------
+    (epsilon, delta_used, by)
+        ``delta_used`` is ``delta``, or the curve's own δ when RDP's pure
+        ε-DP bound is the result; ``by`` is ``"rdp"``, ``"pld"`` or
+        ``"pld+rdp"``.
+    """
+    check_accountant(accountant)
+    delta = _check_delta(delta)
+    key = _leaves_key(leaves)
+    results = []
+    if accountant in ("tightest", "rdp") or not key:
+        if total.delta > delta:
+            eps_r, delta_r = math.inf, delta
+        else:
+            eps_r, order = total.epsilon_and_order(delta)
+            delta_r = total.delta if order == math.inf else delta
+        results.append((eps_r, delta_r, "rdp"))
+    if accountant in ("tightest", "pld") and key:
+        if rest is None:
+            results.append((_pld_epsilon(key, delta), delta, "pld"))
+        else:
+            best = math.inf
+            for share in _SHARES if delta > 0 else (0.0,):
+                d_pld = delta * share
+                d_rdp = delta - d_pld
+                eps = rest.epsilon(d_rdp) if rest.delta <= d_rdp else math.inf
+                if eps < best:
+                    best = min(best, eps + _pld_epsilon(key, d_pld))
+            results.append((best, delta, "pld+rdp"))
+    # the first smallest: RDP is listed first, so a tie reports RDP
+    return min(results, key=lambda r: r[0])
+
+
+def epsilon_of(curve, delta, *, accountant="tightest"):
+    """ε at ``delta`` of ``curve`` (an :class:`~skdp.accounting.RDPCurve`) by ``accountant``.
+
+    ``"rdp"`` converts the curve (:meth:`RDPCurve.epsilon`); ``"pld"`` uses
+    the privacy loss distribution of the curve's event
+    (:class:`~skdp.accounting.PLDAccountant`) when it has one that the PLD
+    accountant supports, else the curve; ``"tightest"`` (the default) the
+    smaller of both, a valid upper bound since both are.
+
+    Examples
+    --------
+    >>> from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp
+    >>> curve = gaussian_rdp(8.0) * 40
+    >>> round(epsilon_of(curve, 1e-5, accountant="rdp"), 3), round(epsilon_of(curve, 1e-5), 3)
+    (3.617, 3.341)
+    >>> round(epsilon_of(laplace_rdp(10.0) * 20, 1e-5), 3)
+    1.592
+    """
+    return spend_of(curve, delta, accountant=accountant)[0]
+
+
+def spend_of(curve, delta, *, accountant="tightest"):
+    """``(epsilon, delta_used, by)`` of one curve, as :func:`compose_spend`."""
+    leaves = pld_leaves(curve)
+    if leaves is None:
+        return compose_spend(curve, (), curve, delta, accountant=accountant)
+    return compose_spend(curve, leaves, None, delta, accountant=accountant)

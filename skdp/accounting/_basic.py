@@ -10,6 +10,15 @@ import math
 import numpy as np
 
 from ._curve import RDPCurve
+from ._events import (
+    ApproximateDPEvent,
+    ComposedEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    PureDPEvent,
+    RandomizedResponseEvent,
+    ZCDPEvent,
+)
 from ._orders import check_orders
 
 __all__ = [
@@ -63,6 +72,7 @@ def gaussian_rdp(noise_multiplier, *, orders=None):
         orders / (2.0 * sigma**2),
         pure_epsilon=0.0 if sigma == math.inf else math.inf,
         mechanism=f"gaussian(noise_multiplier={_fmt(sigma)})",
+        event=ComposedEvent(()) if sigma == math.inf else GaussianEvent(sigma),
     )
 
 
@@ -97,6 +107,7 @@ def laplace_rdp(scale, *, sensitivity=1.0, orders=None):
         rdp,
         pure_epsilon=inv,
         mechanism=f"laplace(scale/sensitivity={_fmt(lam)})",
+        event=ComposedEvent(()) if lam == math.inf else LaplaceEvent(lam),
     )
 
 
@@ -138,6 +149,7 @@ def pure_dp_rdp(epsilon, *, orders=None):
         _binary_rr_rdp(epsilon, orders),
         pure_epsilon=epsilon,
         mechanism=f"pure_dp(epsilon={_fmt(epsilon)})",
+        event=PureDPEvent(epsilon),
     )
 
 
@@ -178,6 +190,7 @@ def randomized_response_rdp(epsilon, *, n_categories=2, orders=None):
         rdp,
         pure_epsilon=epsilon,
         mechanism=f"randomized_response(epsilon={_fmt(epsilon)}, k={k})",
+        event=RandomizedResponseEvent(epsilon, k),
     )
 
 
@@ -199,6 +212,7 @@ def zcdp_rdp(rho, *, orders=None):
         rho * orders,
         pure_epsilon=0.0 if rho == 0 else math.inf,
         mechanism=f"zcdp(rho={_fmt(rho)})",
+        event=ZCDPEvent(rho),
     )
 
 
@@ -225,4 +239,5 @@ def approximate_dp_rdp(epsilon, delta, *, orders=None):
         delta=delta,
         pure_epsilon=curve.pure_epsilon,
         mechanism=f"approximate_dp(epsilon={_fmt(epsilon)}, delta={_fmt(delta)})",
+        event=ApproximateDPEvent(epsilon, delta),
     )

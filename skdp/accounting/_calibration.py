@@ -31,29 +31,36 @@ def _one_step_engine(sampling, sampling_rate, orders):
 
 
 def epsilon_for(noise_multiplier, delta, *, sampling_rate=1.0, steps=1, sampling="poisson", orders=None,
-                accountant="rdp"):
+                accountant="tightest"):
     """ε at ``delta`` of ``steps`` subsampled Gaussian steps with noise multiplier σ.
 
-    With ``accountant="rdp"`` (the default) this is the same number as
+    With ``accountant="rdp"`` this is the same number as
     ``poisson_subsampled_gaussian_rdp(...).epsilon(delta)`` (or the
     without-replacement curve), using the improved RDP → (ε, δ) conversion of
     Canonne, Kamath & Steinke 2020, Prop. 12. With ``accountant="pld"`` it is
     the ε of :class:`~skdp.accounting.PLDAccountant` (``orders`` is then
-    unused): tighter, and never below the exact ε.
+    unused): tighter, and never below the exact ε. ``"tightest"`` (the
+    default) is the smaller of the two, valid since both are upper bounds.
 
     Examples
     --------
     >>> from skdp.accounting import epsilon_for
-    >>> round(epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000), 4)
+    >>> round(epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp"), 4)
     1.0355
     >>> round(epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="pld"), 3)
+    0.947
+    >>> round(epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000), 3)
     0.947
     """
     sigma = _check_sigma(noise_multiplier)
     delta = _check_delta(delta)
     q = _check_rate(sampling_rate)
     steps = _check_steps(steps)
-    if _check_accountant(accountant) == "pld":
+    accountant = _check_accountant(accountant)
+    if accountant == "tightest":
+        return min(epsilon_for(sigma, delta, sampling_rate=q, steps=steps, sampling=sampling,
+                               orders=orders, accountant=a) for a in ("rdp", "pld"))
+    if accountant == "pld":
         _check_sampling(sampling)
         return _pld_epsilon(sigma, delta, q, steps, sampling)
     orders = check_orders(orders)
@@ -85,7 +92,7 @@ def calibrate_noise_multiplier(
     sampling="poisson",
     orders=None,
     rtol=1e-5,
-    accountant="rdp",
+    accountant="tightest",
 ):
     """The smallest noise multiplier σ whose composed ε at ``delta`` is <= the target.
 
@@ -112,11 +119,15 @@ def calibrate_noise_multiplier(
     sampling : {"poisson", "without_replacement"}, default="poisson"
     orders : array-like, optional
     rtol : float in [1e-12, 1e-2], default=1e-5
-    accountant : {"rdp", "pld"}, default="rdp"
-        ``"pld"`` calibrates with :class:`~skdp.accounting.PLDAccountant`
-        instead (a smaller σ for the same target; ``orders`` is unused): the
-        exact μ-GDP inverse for the plain Gaussian, otherwise the same
-        bracketing search on the PLD's ε, which is never below the exact ε.
+    accountant : {"tightest", "pld", "rdp"}, default="tightest"
+        ``"rdp"`` calibrates on the RDP curve as above. ``"pld"`` calibrates
+        with :class:`~skdp.accounting.PLDAccountant` instead (a smaller σ for
+        the same target; ``orders`` is unused): the exact μ-GDP inverse for
+        the plain Gaussian, otherwise the same bracketing search on the PLD's
+        ε, which is never below the exact ε. ``"tightest"`` returns the
+        smaller of both σ: its ε by the tightest accountant
+        (:func:`epsilon_for` and :func:`epsilon_of` with their default) is
+        within the target.
 
     Returns
     -------
@@ -125,13 +136,14 @@ def calibrate_noise_multiplier(
     Examples
     --------
     >>> from skdp.accounting import calibrate_noise_multiplier, epsilon_for
-    >>> sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000)
+    >>> sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp")
     >>> round(sigma, 3)
     4.126
-    >>> epsilon_for(sigma, 1e-5, sampling_rate=0.01, steps=10_000) <= 1.0
+    >>> epsilon_for(sigma, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp") <= 1.0
     True
-    >>> round(calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="pld"), 2)
-    3.81
+    >>> sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000)
+    >>> round(sigma, 2), epsilon_for(sigma, 1e-5, sampling_rate=0.01, steps=10_000) <= 1.0
+    (3.81, True)
     """
     target = float(target_epsilon)
     if math.isnan(target) or target <= 0:
@@ -151,7 +163,11 @@ def calibrate_noise_multiplier(
     rtol = float(rtol)
     if not 1e-12 <= rtol <= 1e-2:
         raise ValueError(f"rtol must be in [1e-12, 1e-2]; got {rtol!r}.")
-    if _check_accountant(accountant) == "pld":
+    accountant = _check_accountant(accountant)
+    if accountant == "tightest":
+        return min(calibrate_noise_multiplier(target, delta, sampling_rate=q, steps=steps, sampling=sampling,
+                                              orders=orders, rtol=rtol, accountant=a) for a in ("rdp", "pld"))
+    if accountant == "pld":
         _check_sampling(sampling)
         return _pld_calibrate(target, delta, q, steps, sampling, rtol)
     orders = check_orders(orders)
@@ -239,7 +255,7 @@ def calibrate_noise_multiplier(
 # --------------------------------------------------------------------------
 # the PLD accountant (accountant="pld")
 # --------------------------------------------------------------------------
-_ACCOUNTANTS = ("rdp", "pld")
+_ACCOUNTANTS = ("tightest", "rdp", "pld")
 
 
 def _check_accountant(accountant):

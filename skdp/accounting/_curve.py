@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 
 from ._conversions import _check_delta, rdp_to_delta, rdp_to_epsilon
+from ._events import ComposedEvent, DPEvent, NonPrivateEvent, SelfComposedEvent, _flatten, event_from_dict
 from ._orders import check_orders
 
 __all__ = ["RDPCurve"]
@@ -45,6 +46,15 @@ class RDPCurve:
         A pure ε-DP bound, if the mechanism has one.
     mechanism : str, default="custom"
         A readable description, kept in ledgers.
+    event : DPEvent, default=None
+        What was released (:mod:`skdp.accounting` events), when the curve is
+        exactly that mechanism's: then other accountants (the privacy loss
+        distributions of :class:`~skdp.accounting.PLDAccountant`) can account
+        it too. Events compose with the curves (``+`` and ``k *``); a curve
+        built from an RDP array alone, or composed with one, has none and is
+        accounted by its curve. The functions that build mechanism curves
+        (:func:`gaussian_rdp`, :func:`laplace_rdp`,
+        :func:`poisson_subsampled_gaussian_rdp`, ...) set it.
 
     Examples
     --------
@@ -54,11 +64,13 @@ class RDPCurve:
     4.7285
     >>> curve.mechanism
     '100 x gaussian(noise_multiplier=10)'
+    >>> curve.event
+    SelfComposedEvent(event=GaussianEvent(noise_multiplier=10.0), count=100)
     """
 
-    __slots__ = ("orders", "rdp", "delta", "pure_epsilon", "mechanism")
+    __slots__ = ("orders", "rdp", "delta", "pure_epsilon", "mechanism", "event")
 
-    def __init__(self, orders, rdp, *, delta=0.0, pure_epsilon=math.inf, mechanism="custom"):
+    def __init__(self, orders, rdp, *, delta=0.0, pure_epsilon=math.inf, mechanism="custom", event=None):
         raw = None if orders is None else np.atleast_1d(np.asarray(orders, dtype=float))
         orders = check_orders(orders) if orders is not None else check_orders()
         rdp = np.array(rdp, dtype=float)
@@ -78,7 +90,10 @@ class RDPCurve:
         pure_epsilon = float(pure_epsilon)
         if math.isnan(pure_epsilon) or pure_epsilon < 0:
             raise ValueError(f"pure_epsilon must be >= 0 or inf; got {pure_epsilon!r}.")
+        if event is not None and not isinstance(event, DPEvent):
+            raise ValueError(f"event must be a DPEvent or None; got {event!r}.")
         rdp.setflags(write=False)
+        object.__setattr__(self, "event", event)
         object.__setattr__(self, "orders", orders)
         object.__setattr__(self, "rdp", rdp)
         object.__setattr__(self, "delta", _check_delta(delta))
@@ -110,6 +125,7 @@ class RDPCurve:
             delta=delta,
             pure_epsilon=self.pure_epsilon + other.pure_epsilon,
             mechanism=f"{self.mechanism} + {other.mechanism}",
+            event=_compose_events(self.event, other.event),
         )
 
     def __radd__(self, other):
@@ -130,6 +146,7 @@ class RDPCurve:
             delta=delta,
             pure_epsilon=self.pure_epsilon * k if k else 0.0,
             mechanism=f"{k} x {self.mechanism}",
+            event=None if self.event is None else _normalised(SelfComposedEvent(self.event, k)),
         )
 
     __rmul__ = __mul__
@@ -138,7 +155,8 @@ class RDPCurve:
     def zero(cls, orders=None):
         """The curve of a release that reveals nothing."""
         orders = check_orders(orders)
-        return cls(orders, np.zeros(orders.shape), pure_epsilon=0.0, mechanism="nothing")
+        return cls(orders, np.zeros(orders.shape), pure_epsilon=0.0, mechanism="nothing",
+                   event=ComposedEvent(()))
 
     @classmethod
     def non_private(cls, orders=None):
@@ -148,7 +166,8 @@ class RDPCurve:
         finite cap refuses it, as it must.
         """
         orders = check_orders(orders)
-        return cls(orders, np.full(orders.shape, np.inf), mechanism="non_private")
+        return cls(orders, np.full(orders.shape, np.inf), mechanism="non_private",
+                   event=NonPrivateEvent())
 
     # -- conversion --------------------------------------------------------
     def epsilon(self, delta, *, method="improved"):
@@ -179,24 +198,37 @@ class RDPCurve:
 
     # -- serialisation -----------------------------------------------------
     def to_dict(self):
-        """A JSON-ready dict; :meth:`from_dict` reads it back exactly."""
-        return {
+        """A JSON-ready dict; :meth:`from_dict` reads it back exactly.
+
+        The event, if any, is under ``"event"`` (its ``to_dict()``).
+        """
+        out = {
             "orders": self.orders.tolist(),
             "rdp": [float(v) if np.isfinite(v) else "inf" for v in self.rdp],
             "delta": self.delta,
             "pure_epsilon": self.pure_epsilon if math.isfinite(self.pure_epsilon) else "inf",
             "mechanism": self.mechanism,
         }
+        if self.event is not None:
+            out["event"] = self.event.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, d):
+        event = d.get("event")
         return cls(
             d["orders"],
             [float(v) for v in d["rdp"]],
             delta=d.get("delta", 0.0),
             pure_epsilon=float(d.get("pure_epsilon", "inf")),
             mechanism=d.get("mechanism", "custom"),
+            event=None if event is None else event_from_dict(event),
         )
+
+    def with_event(self, event):
+        """This curve with ``event`` (or none): assert what mechanism the curve is exactly."""
+        return RDPCurve(self.orders, self.rdp, delta=self.delta, pure_epsilon=self.pure_epsilon,
+                        mechanism=self.mechanism, event=event)
 
     def __eq__(self, other):
         if not isinstance(other, RDPCurve):
@@ -219,3 +251,24 @@ class RDPCurve:
 
 def _curve_from_dict(d):
     return RDPCurve.from_dict(d)
+
+
+def _normalised(event):
+    """``event`` as one flat composition of its distinct leaves with their counts.
+
+    Composition is commutative, so this is the same event for every
+    accountant; it keeps the events of long sums of curves shallow and small.
+    """
+    leaves = _flatten(event)
+    if len(leaves) == 1 and leaves[0][1] == 1:
+        return leaves[0][0]
+    if len(leaves) == 1:
+        return SelfComposedEvent(*leaves[0])
+    return ComposedEvent(tuple(leaf if c == 1 else SelfComposedEvent(leaf, c) for leaf, c in leaves))
+
+
+def _compose_events(a, b):
+    """The event of running both (None when either is unknown)."""
+    if a is None or b is None:
+        return None
+    return _normalised(ComposedEvent((a, b)))

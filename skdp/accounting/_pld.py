@@ -81,7 +81,7 @@ class PrivacyLossDistribution:
     0.462117
     """
 
-    __slots__ = ("step", "offset", "pmf", "infinity_mass", "extra_delta")
+    __slots__ = ("step", "offset", "pmf", "infinity_mass", "extra_delta", "_tails")
 
     def __init__(self, step, offset, pmf, infinity_mass=0.0, *, extra_delta=0.0):
         step = float(step)
@@ -104,6 +104,7 @@ class PrivacyLossDistribution:
         self.pmf = pmf
         self.infinity_mass = infinity_mass
         self.extra_delta = extra_delta
+        self._tails = None
 
     # -- queries -----------------------------------------------------------
     @property
@@ -118,6 +119,14 @@ class PrivacyLossDistribution:
         overflows or underflows to a wrong value even when the losses are in
         the thousands.
         """
+        if self._tails is None:
+            tails = self._compute_tail_sums()
+            for a in tails:
+                a.setflags(write=False)
+            self._tails = tails
+        return self._tails
+
+    def _compute_tail_sums(self):
         start = max(0, -self.offset + 1)  # first cell with l > 0
         p = self.pmf[start:]
         n = p.size

@@ -23,6 +23,13 @@ import numpy as np
 
 # scipy.special is imported where used: import skdp stays fast
 from ._curve import RDPCurve
+from ._events import (
+    ComposedEvent,
+    GaussianEvent,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
+)
 from ._orders import check_orders
 
 __all__ = [
@@ -315,6 +322,8 @@ class _PoissonGaussian:
     calibration can evaluate many σ cheaply.
     """
 
+    event = PoissonSampledEvent
+
     def __init__(self, sampling_rate, orders):
         self.q = sampling_rate
         self.orders = orders
@@ -397,11 +406,17 @@ def _subsampled_curve(accountant, name, sampling_rate, noise_multiplier, steps, 
     orders = check_orders(orders)
     rdp = accountant(q, orders).rdp(sigma) * steps
     silent = q == 0.0 or sigma == math.inf or steps == 0
+    if silent:
+        event = ComposedEvent(())
+    else:
+        event = accountant.event(q, GaussianEvent(sigma))
+        event = event if steps == 1 else SelfComposedEvent(event, steps)
     return RDPCurve(
         orders,
         rdp,
         pure_epsilon=0.0 if silent else math.inf,
         mechanism=f"{steps} x {name}(sampling_rate={_fmt(q)}, noise_multiplier={_fmt(sigma)})",
+        event=event,
     )
 
 
@@ -448,6 +463,8 @@ def _wbk_log_moment_int(int_orders, gamma, base_rdp):
 
 class _WORGaussian:
     """One-step RDP of the Gaussian with sampling without replacement (WBK19 Thm. 9)."""
+
+    event = SampledWithoutReplacementEvent
 
     def __init__(self, sampling_rate, orders):
         self.gamma = sampling_rate

@@ -38,7 +38,7 @@ def _curve(sigma, q, steps, sampling):
 @pytest.mark.parametrize("target, delta, q, steps, sampling", CASES)
 def test_safe_side_and_tolerance(target, delta, q, steps, sampling):
     rtol = 1e-5
-    sigma = calibrate_noise_multiplier(target, delta, sampling_rate=q, steps=steps, sampling=sampling, rtol=rtol)
+    sigma = calibrate_noise_multiplier(target, delta, sampling_rate=q, steps=steps, sampling=sampling, rtol=rtol, accountant="rdp")
     # safe side, checked through the public curve
     assert _curve(sigma, q, steps, sampling).epsilon(delta) <= target
     # and tight: a σ smaller by the tolerance no longer meets the target
@@ -48,18 +48,18 @@ def test_safe_side_and_tolerance(target, delta, q, steps, sampling):
 def test_reference_sigma_for_reference_epsilon():
     # σ = 4 gives ε = 1.0355 (MTZ19 case), so calibrating to that ε gives back ~4.
     eps = poisson_subsampled_gaussian_rdp(0.01, 4.0, 10_000).epsilon(1e-5)
-    sigma = calibrate_noise_multiplier(eps, 1e-5, sampling_rate=0.01, steps=10_000)
+    sigma = calibrate_noise_multiplier(eps, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp")
     assert sigma == pytest.approx(4.0, rel=1e-5)
 
 
 def test_plain_gaussian_closed_form():
-    sigma = calibrate_noise_multiplier(4.7285, 1e-5, steps=100)
+    sigma = calibrate_noise_multiplier(4.7285, 1e-5, steps=100, accountant="rdp")
     assert sigma == pytest.approx(10.0, rel=1e-4)
     assert (gaussian_rdp(sigma) * 100).epsilon(1e-5) <= 4.7285
 
 
 def test_tighter_rtol_is_honoured():
-    a = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, rtol=1e-10)
+    a = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, rtol=1e-10, accountant="rdp")
     eps = poisson_subsampled_gaussian_rdp(0.01, a, 1000).epsilon(1e-5)
     assert eps <= 1.0 and eps > 1.0 - 1e-6
 
@@ -73,7 +73,7 @@ def test_monotone_in_target_and_steps():
 
 def test_epsilon_for_matches_curve():
     for sampling in ("poisson", "without_replacement"):
-        got = epsilon_for(1.3, 1e-5, sampling_rate=0.02, steps=500, sampling=sampling)
+        got = epsilon_for(1.3, 1e-5, sampling_rate=0.02, steps=500, sampling=sampling, accountant="rdp")
         assert got == _curve(1.3, 0.02, 500, sampling).epsilon(1e-5)
 
 
@@ -82,7 +82,7 @@ def test_fast_enough():
     times = []
     for _ in range(5):
         t = time.perf_counter()
-        calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000)
+        calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp")
         times.append(time.perf_counter() - t)
     # the target is 20 ms; leave room for a loaded CI machine
     assert min(times) < 0.1
@@ -111,10 +111,10 @@ def test_invalid_inputs_raise(kwargs):
 
 def test_infinite_target_message():
     with pytest.raises(ValueError, match="no noise is needed"):
-        calibrate_noise_multiplier(math.inf, 1e-5)
+        calibrate_noise_multiplier(math.inf, 1e-5, accountant="rdp")
 
 
 def test_custom_orders():
     orders = np.arange(2, 65)
-    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, orders=orders)
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=1000, orders=orders, accountant="rdp")
     assert poisson_subsampled_gaussian_rdp(0.01, sigma, 1000, orders=orders).epsilon(1e-5) <= 1.0

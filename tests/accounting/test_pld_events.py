@@ -245,8 +245,8 @@ def test_epsilon_for_pld_is_the_accountant():
     eps = epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="pld")
     acc = PLDAccountant().compose(PoissonSampledEvent(0.01, GaussianEvent(4.0)), 10_000)
     assert eps == acc.epsilon(1e-5)
-    assert epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000) == epsilon_for(
-        4.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp")
+    assert epsilon_for(4.0, 1e-5, sampling_rate=0.01, steps=10_000) == min(eps, epsilon_for(
+        4.0, 1e-5, sampling_rate=0.01, steps=10_000, accountant="rdp"))
     wor = epsilon_for(2.0, 1e-5, sampling_rate=0.01, steps=100, sampling="without_replacement", accountant="pld")
     assert wor == PLDAccountant().compose(SampledWithoutReplacementEvent(0.01, GaussianEvent(2.0)), 100).epsilon(1e-5)
     with pytest.raises(ValueError):
@@ -268,7 +268,8 @@ def test_pld_calibration_is_safe_and_nearly_minimal(target, delta, q, steps, sam
     smaller = sigma * (1 - 2e-3)
     assert epsilon_for(smaller, delta, sampling_rate=q, steps=steps, sampling=sampling, accountant="pld") > target
     # and less noise than the RDP calibration needs
-    assert sigma < calibrate_noise_multiplier(target, delta, sampling_rate=q, steps=steps, sampling=sampling)
+    assert sigma < calibrate_noise_multiplier(target, delta, sampling_rate=q, steps=steps, sampling=sampling,
+                                              accountant="rdp")
 
 
 def test_pld_calibration_of_the_plain_gaussian_is_the_exact_gdp_inverse():
