@@ -85,7 +85,7 @@ def test_calibrate_prints_sigma(capsys):
     code, out, err = run(capsys, "calibrate", "--target-epsilon", "1.0", "--delta", "1e-5",
                          "--sampling-rate", "0.01", "--steps", "10000")
     assert (code, err) == (0, "")
-    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10000)
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10000, accountant="rdp")
     assert f"sigma = {sigma:.4f}" in out
     result = run_json(capsys, "calibrate", "--target-epsilon", "1.0355", "--delta", "1e-5",
                       "--sampling-rate", "0.01", "--steps", "10000")
@@ -99,7 +99,7 @@ def test_calibrate_without_replacement(capsys):
                       "--sampling-rate", "0.02", "--epochs", "10", "--sampling", "without-replacement")
     assert result["steps"] == 500 and result["sampling"] == "without_replacement"
     expected = calibrate_noise_multiplier(2.0, 1e-5, sampling_rate=0.02, steps=500,
-                                          sampling="without_replacement")
+                                          sampling="without_replacement", accountant="rdp")
     assert result["noise_multiplier"] == expected
     assert result["epsilon"] <= 2.0
 
