@@ -28,7 +28,8 @@ def quantile_edges(X, max_bins):
 
     The rule of scikit-learn's ``_find_binning_thresholds``: with at most
     ``max_bins`` distinct values, the midpoints between consecutive ones;
-    otherwise the percentiles ``100·k/max_bins`` (``method="midpoint"``).
+    otherwise the percentiles ``100·k/max_bins``
+    (``method="averaged_inverted_cdf"``).
     Padded with the last edge to ``max_bins − 1`` columns. Only for ε = ∞.
     """
     d = X.shape[1]
@@ -39,7 +40,7 @@ def quantile_edges(X, max_bins):
             inner = (distinct[:-1] + distinct[1:]) * 0.5
         else:
             pct = np.linspace(0, 100, num=max_bins + 1)[1:-1]
-            inner = np.unique(np.percentile(X[:, j], pct, method="midpoint"))
+            inner = np.percentile(X[:, j], pct, method="averaged_inverted_cdf")
         if inner.size == 0:
             inner = np.array([np.inf])
         edges[j] = np.concatenate([inner, np.full(max_bins - 1 - inner.size, inner[-1])])

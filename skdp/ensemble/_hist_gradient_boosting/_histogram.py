@@ -34,7 +34,7 @@ class SparseBins:
         d, b = self.n_features, self.n_bins
         flat = node[self.rows] * (d * b) + self.offset
         hist = np.bincount(flat, weights=weights[self.rows], minlength=n_nodes * d * b)
-        hist = hist.reshape(n_nodes, d, b)
+        hist = hist.astype(np.float64, copy=False).reshape(n_nodes, d, b)
         totals = np.bincount(node, weights=weights, minlength=n_nodes)
         rest = totals[:, None] - hist.sum(axis=2)
         hist[:, np.arange(d), self.common] += rest

@@ -283,10 +283,10 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         eps_stat, curve, eps_bounds = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve())
         plan = plan_boosting(eps_stat, delta)
+        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
         # 3. charge once.
         self._charge_budget(curve)
         # 4. read the data.
-        rng = check_generator(self.random_state)
         if eps_bounds is not None:
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
         label = np.searchsorted(classes, y)
@@ -424,9 +424,9 @@ l2_regularization, min_samples_leaf, budget, random_state
         eps_stat, curve, eps_bounds = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve(), extra)
         plan = plan_boosting(eps_stat, delta)
+        rng = check_generator(self.random_state)
         self._charge_budget(curve)
 
-        rng = check_generator(self.random_state)
         if eps_bounds is not None:
             columns = ([X] if bounds is None else []) + [c[:, None] for c in extra]
             lower, upper = _bounds_release(np.hstack(columns), epsilon=eps_bounds, delta=delta,
