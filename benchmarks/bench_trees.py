@@ -1,0 +1,179 @@
+"""Trees and boosting, side by side: skdp's DPHistGradientBoosting* against its peers.
+
+One run fits, on each table of the benchmark suite (benchmarks/_suite_data.py: the public
+schema maps every feature to [0, 1], so ``bounds=(0, 1)`` is public; regression targets have
+their documented ``bounds_y``):
+
+- scikit-learn's ``HistGradientBoosting*(max_iter=100, early_stopping=False)``, non-private
+  (the reference, and the fit time the issue compares to);
+- skdp's ``DPHistGradientBoostingClassifier`` / ``Regressor`` with its defaults,
+  ``bounds=(0, 1)`` (and ``bounds_y``), δ = 1e-5;
+- skdp's ``DPLogisticRegression(data_norm=row_norm)`` / ``DPLinearRegression(bounds_X=(0, 1),
+  bounds_y=...)``, their documented settings in the suite;
+- interpret's ``DPExplainableBoostingClassifier`` / ``Regressor`` (DP-EBM, Nori et al. 2021)
+  with ``privacy_bounds`` (0, 1) per feature (and ``privacy_target_min/max``), δ = 1e-5,
+  ``n_jobs=1``;
+- diffprivlib's ``RandomForestClassifier(bounds=(0, 1), classes=...)`` (classification), in
+  its own venv (benchmarks/_suite_peers.py; ``python benchmarks/bench_suite.py --setup-peers``).
+
+Accuracy (classification) or R² (regression) on the table's fixed test part, mean ± std over
+seeds, and the mean fit time in seconds. Run with one thread for BLAS/OpenMP so the times
+compare (the machine is shared)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_trees.py                 # Adult, 5 seeds
+    OMP_NUM_THREADS=1 python benchmarks/bench_trees.py --tables all --seeds 3 --eps 1
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _suite_data  # noqa: E402
+import _suite_peers as peers  # noqa: E402
+
+DELTA = 1e-5
+
+
+def _timed(make, task, score):
+    t = time.perf_counter()
+    est = make().fit(task.X_train, task.y_train)
+    seconds = time.perf_counter() - t
+    return score(est), seconds
+
+
+def _score(task):
+    from sklearn.metrics import r2_score
+
+    if task.kind == "classification":
+        return lambda est: float(np.mean(est.predict(task.X_test) == task.y_test))
+    return lambda est: float(r2_score(task.y_test, est.predict(task.X_test)))
+
+
+def _makers(task, eps, seed):
+    """(name, constructor) of every in-process model at ``eps``."""
+    from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
+    from skdp.linear_model import DPLinearRegression, DPLogisticRegression
+
+    d = task.X_train.shape[1]
+    makers = []
+    if task.kind == "classification":
+        makers.append(("skdp DPHistGradientBoostingClassifier", lambda: DPHistGradientBoostingClassifier(
+            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
+        makers.append(("skdp DPLogisticRegression", lambda: DPLogisticRegression(
+            epsilon=eps, delta=DELTA, data_norm=task.row_norm, classes=task.classes,
+            random_state=seed)))
+    else:
+        makers.append(("skdp DPHistGradientBoostingRegressor", lambda: DPHistGradientBoostingRegressor(
+            epsilon=eps, delta=DELTA, bounds=(0, 1), bounds_y=task.bounds_y, random_state=seed)))
+        makers.append(("skdp DPLinearRegression", lambda: DPLinearRegression(
+            epsilon=eps, delta=DELTA, bounds_X=(0, 1), bounds_y=task.bounds_y, random_state=seed)))
+    try:
+        from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+    except ImportError:
+        print("NOTE: interpret is not installed (pip install interpret-core); DP-EBM skipped.")
+    else:
+        bounds = np.array([[0.0, 1.0]] * d)
+        if task.kind == "classification":
+            makers.append(("interpret DP-EBM", lambda: DPExplainableBoostingClassifier(
+                epsilon=eps, delta=DELTA, privacy_bounds=bounds, n_jobs=1, random_state=seed)))
+        else:
+            lo, hi = task.bounds_y
+            makers.append(("interpret DP-EBM", lambda: DPExplainableBoostingRegressor(
+                epsilon=eps, delta=DELTA, privacy_bounds=bounds, privacy_target_min=lo,
+                privacy_target_max=hi, n_jobs=1, random_state=seed)))
+    return makers
+
+
+def _reference(task):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    cls = (HistGradientBoostingClassifier if task.kind == "classification"
+           else HistGradientBoostingRegressor)
+    return _timed(lambda: cls(max_iter=100, early_stopping=False, random_state=0), task,
+                  _score(task))
+
+
+def _dpl_forest(task, eps_list, seeds, python):
+    if task.kind != "classification" or python is None:
+        return {}
+    jobs = [dict(key="forest", eps=e, seed=s, model="RandomForestClassifier",
+                 kwargs=dict(bounds=[0.0, 1.0], classes=list(task.classes)))
+            for e in eps_list for s in seeds]
+    results = peers.run_jobs(peers.DPL_SCRIPT, python, task, jobs)
+    cells = {}
+    for job, res in zip(jobs, results):
+        cells.setdefault(job["eps"], []).append(res)
+    return cells
+
+
+def _fmt(scores, seconds):
+    if not scores:
+        return "error"
+    return f"{np.mean(scores):.3f} ± {np.std(scores):.3f} ({np.mean(seconds):.2f} s)"
+
+
+def run_table(name, eps_list, seeds, dpl_python):
+    task = _suite_data.LOADERS[name]()
+    score = _score(task)
+    ref, ref_s = _reference(task)
+    metric = "accuracy" if task.kind == "classification" else "R²"
+    print(f"\n### {name} ({task.n_train} training rows, {task.X_train.shape[1]} features, "
+          f"{metric})\n")
+    print(f"scikit-learn HistGradientBoosting (max_iter=100, non-private): {ref:.3f} "
+          f"({ref_s:.2f} s)\n")
+    rows = {}
+    for eps in eps_list:
+        for seed in seeds:
+            for label, make in _makers(task, eps, seed):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        value, seconds = _timed(make, task, score)
+                    except Exception as exc:  # noqa: BLE001 - report and go on
+                        print(f"NOTE: {label} at eps={eps} failed: {type(exc).__name__}: {exc}")
+                        continue
+                rows.setdefault(label, {}).setdefault(eps, ([], []))
+                rows[label][eps][0].append(value)
+                rows[label][eps][1].append(seconds)
+    for eps, results in _dpl_forest(task, eps_list, seeds, dpl_python).items():
+        ok = [r for r in results if "score" in r]
+        for r in results:
+            if "error" in r:
+                print(f"NOTE: diffprivlib RandomForestClassifier at eps={eps}: {r['error']}")
+        rows.setdefault("diffprivlib RandomForestClassifier", {})[eps] = (
+            [r["score"] for r in ok], [r["seconds"] for r in ok])
+    header = "| model | " + " | ".join(f"ε = {e:g}" for e in eps_list) + " |"
+    print(header)
+    print("|" + " --- |" * (len(eps_list) + 1))
+    for label, cells in rows.items():
+        print(f"| {label} | " + " | ".join(_fmt(*cells.get(e, ([], []))) for e in eps_list) + " |")
+    sys.stdout.flush()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", default="adult",
+                        help="comma-separated names of benchmarks/_suite_data.py, or 'all'")
+    parser.add_argument("--eps", default="0.1,1,5", help="comma-separated epsilons")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--no-peers", action="store_true", help="skip diffprivlib's venv")
+    args = parser.parse_args(argv)
+    names = list(_suite_data.LOADERS) if args.tables == "all" else args.tables.split(",")
+    eps_list = [float(e) for e in args.eps.split(",")]
+    seeds = list(range(args.seeds))
+    dpl = None if args.no_peers else peers.first_existing(peers.DPL_CANDIDATES)
+    if dpl is None and not args.no_peers:
+        print("NOTE: no diffprivlib venv found; its forest is skipped.")
+    print(f"δ = {DELTA:g}, seeds {seeds}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    for name in names:
+        run_table(name, eps_list, seeds, dpl)
+
+
+if __name__ == "__main__":
+    main()
