@@ -8,13 +8,13 @@ Every ``fit`` in skdp follows the same four steps (see DESIGN.md):
 4. only then compute anything from the data's values.
 """
 
-import math
 import warnings
 
 import numpy as np
 from sklearn.base import clone
 
 from .accounting import RDPCurve
+from .accounting._accountants import spend_of
 from .exceptions import BudgetExceededError, BudgetExhaustedWarning
 from .utils import check_budget
 
@@ -27,9 +27,13 @@ class DPEstimatorMixin:
     Subclasses have the parameters ``epsilon`` and ``budget`` (and ``delta``
     when their mechanism needs one). After a fit they expose:
 
-    - ``privacy_curve_`` : the :class:`~skdp.accounting.RDPCurve` charged;
+    - ``privacy_curve_`` : the :class:`~skdp.accounting.RDPCurve` charged
+      (with its event, ``privacy_curve_.event``, when it has one);
     - ``epsilon_spent_``, ``delta_spent_`` : that curve as (ε, δ)-DP at the
-      estimator's own δ (0 for pure ε-DP mechanisms).
+      estimator's own δ (0 for pure ε-DP mechanisms), by the budget's
+      accountant, or without a budget by the tightest one
+      (:func:`skdp.accounting.epsilon_of`: the smaller of RDP and the
+      privacy loss distribution of the event), as noise is calibrated.
     """
 
     def __getstate__(self):
@@ -104,8 +108,9 @@ class DPEstimatorMixin:
                     delattr(self, name)
                 raise
         delta = self._accounting_delta()
-        eps, order = curve.epsilon_and_order(delta)
+        accountant = getattr(budget, "accountant", "tightest")
+        eps, delta_used, _ = spend_of(curve, delta, accountant=accountant)
         self.privacy_curve_ = curve
         self.epsilon_spent_ = eps
-        self.delta_spent_ = curve.delta if order == math.inf else delta
+        self.delta_spent_ = delta_used
         return curve

@@ -9,6 +9,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
 from .accounting import RDPCurve
+from .accounting._accountants import check_accountant, spend_of
 from .model_selection._search import (
     _BaseDPSearch,
     _CurveRecorder,
@@ -28,8 +29,10 @@ __all__ = ["PrivacyCost", "privacy_cost"]
 class PrivacyCost(NamedTuple):
     """What a fit charges: ``(epsilon, delta)`` and the RDP curve they come from.
 
+    ``epsilon`` is found by the accountant (by default the tightest: the
+    smaller of RDP and the privacy loss distribution of the curve's event).
     ``delta`` is the δ asked for, or the curve's own δ (0 for pure ε-DP) when
-    its pure bound gives the smaller ε, as in ``epsilon_spent_``.
+    RDP's pure bound gives the smaller ε, as in ``epsilon_spent_``.
     """
 
     epsilon: float
@@ -37,7 +40,7 @@ class PrivacyCost(NamedTuple):
     curve: RDPCurve
 
 
-def privacy_cost(estimator, X, y=None, *, delta=None):
+def privacy_cost(estimator, X, y=None, *, delta=None, accountant=None):
     """The privacy curve that fitting ``estimator`` on data like ``X`` charges, before fitting.
 
     Works for an skdp estimator, a ``Pipeline`` or ``ColumnTransformer`` of
@@ -69,6 +72,9 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
         The δ at which to state the cost. ``None``: the δ of the budget the
         estimator (or a step of it) holds, else the estimator's own ``delta``,
         else :data:`skdp.utils.DEFAULT_DELTA`.
+    accountant : {"tightest", "pld", "rdp"}, default=None
+        How the curve is converted to ε. ``None``: the accountant of the
+        budget the estimator (or a step of it) holds, else ``"tightest"``.
 
     Returns
     -------
@@ -87,15 +93,18 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
     ...                      DPGaussianNB(bounds=(-3, 3), epsilon=1.0, classes=[0, 1]))
     >>> cost = privacy_cost(pipe, X, y)
     >>> round(cost.epsilon, 2), cost.delta
-    (1.14, 1e-05)
+    (1.15, 1e-05)
 
-    Composed in RDP, the two fits cost less than 0.5 + 1.
+    Composed, the two fits cost less than 0.5 + 1.
     """
+    budgets = [b for b in _nested_params(estimator, "budget").values() if b is not None]
     if delta is None:
-        budgets = [b for b in _nested_params(estimator, "budget").values() if b is not None]
         own = estimator.get_params(deep=False).get("delta")
         delta = budgets[0].delta if budgets else DEFAULT_DELTA if own is None else own
     delta = check_delta(delta)
+    if accountant is None:
+        accountant = getattr(budgets[0], "accountant", "tightest") if budgets else "tightest"
+    accountant = check_accountant(accountant)
     model = clone(estimator)
     recorder = _CurveRecorder()
     recorder.delta = delta  # what a search given a total epsilon calibrates at
@@ -111,8 +120,8 @@ def privacy_cost(estimator, X, y=None, *, delta=None):
     with _quiet():
         _probe(model, X_like, y_like, recorder)
     curve = recorder.total()
-    eps, order = curve.epsilon_and_order(delta)
-    return PrivacyCost(eps, curve.delta if order == math.inf else delta, curve)
+    eps, delta_used, _ = spend_of(curve, delta, accountant=accountant)
+    return PrivacyCost(eps, delta_used, curve)
 
 
 def _ignore_unknown_categories(model):

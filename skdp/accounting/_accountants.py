@@ -566,10 +566,37 @@ def check_accountant(accountant):
 _PLD_SUPPORT = PLDAccountant()
 
 
+@functools.lru_cache(maxsize=512)
+def _event_curve(event, orders_bytes):
+    """The RDP accountant's curve of ``event`` on these orders (cached)."""
+    return RDPAccountant(orders=np.frombuffer(orders_bytes)).compose(event).curve
+
+
+def _agrees(event, curve):
+    """Whether ``event`` claims no more privacy than ``curve``: its RDP, δ and pure ε are >= the curve's.
+
+    An event is an assertion about the mechanism beside its curve; one that
+    is more private than its curve (built by hand, or a ledger edited by
+    hand) is not used, and the curve alone accounts the charge.
+    """
+    if not RDPAccountant().supports(event):
+        return False
+    other = _event_curve(event, curve.orders.tobytes())
+    slack = 1e-9
+    with np.errstate(invalid="ignore"):
+        low = other.rdp < curve.rdp * (1.0 - slack) - 1e-300
+    return (not np.any(low) and other.delta >= curve.delta * (1.0 - slack)
+            and other.pure_epsilon >= curve.pure_epsilon * (1.0 - slack))
+
+
 def pld_leaves(curve):
-    """The (leaf event, count) pairs of ``curve`` when the PLD accountant supports its event, else None."""
+    """The (leaf event, count) pairs of ``curve`` when the PLD accountant can use its event, else None.
+
+    The event must be one the PLD accountant supports and agree with the
+    curve (no more private than it at any order).
+    """
     event = curve.event
-    if event is None or not _PLD_SUPPORT.supports(event):
+    if event is None or not _PLD_SUPPORT.supports(event) or not _agrees(event, curve):
         return None
     return _flatten(event)
 

@@ -12,6 +12,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..accounting import RDPCurve, check_orders
+from ..accounting._accountants import check_accountant, compose_spend, spend_of
 from ..accounting._conversions import _check_delta
 from ..exceptions import BudgetExceededError, LedgerMismatchError
 from . import _ledger
@@ -38,9 +39,16 @@ class Charge:
     epsilon : float
         ε of this charge alone at the budget's δ.
     curve : RDPCurve
-        The RDP curve that was composed.
+        The RDP curve that was composed, with its event (``curve.event``)
+        when one was recorded.
     pid : int
         The process that made the charge.
+    total_epsilon : float or None
+        The composed ε of all charges up to this one, as found when it was
+        charged (None in ledgers written before skdp recorded it).
+    composed_by : str or None
+        How ``total_epsilon`` was found: ``"rdp"``, ``"pld"`` or
+        ``"pld+rdp"`` (see :class:`PrivacyBudget`).
     """
 
     id: int
@@ -49,6 +57,13 @@ class Charge:
     epsilon: float
     curve: RDPCurve
     pid: int
+    total_epsilon: float = None
+    composed_by: str = None
+
+    @property
+    def event(self):
+        """What was charged (a :mod:`skdp.accounting` event), or None if not recorded."""
+        return self.curve.event
 
     @property
     def datetime(self):
@@ -75,7 +90,7 @@ def _temporary_ledger():
 
 
 class PrivacyBudget:
-    """One shared privacy budget, composed in Rényi DP and capped at (ε, δ).
+    """One shared privacy budget, composed by the tightest accountant and capped at (ε, δ).
 
     A ``PrivacyBudget`` is a *handle* to a ledger: an SQLite file that records
     every charge. Copies, clones and pickles of a budget all refer to the same
@@ -83,14 +98,39 @@ class PrivacyBudget:
     or ``GridSearchCV`` charges the one budget, also from joblib or dask worker
     processes on the same machine.
 
-    Each :meth:`charge` is one transaction: it composes all recorded curves
-    with the new one (Mironov 2017, Prop. 1), converts the total to ε at the
-    budget's δ (Canonne, Kamath & Steinke 2020, Prop. 12), and records the
-    charge only if that ε is within the cap. A refused charge records nothing
-    and raises :class:`~skdp.BudgetExceededError`. A recorded charge is
-    committed to disk before :meth:`charge` returns. The ledger keeps the
-    composed total of its charges beside them, so a charge costs the same
-    after thousands of charges as after one.
+    Each :meth:`charge` is one transaction: it composes all recorded charges
+    with the new one, converts the total to ε at the budget's δ with the
+    budget's ``accountant``, and records the charge only if that ε is within
+    the cap. A refused charge records nothing and raises
+    :class:`~skdp.BudgetExceededError`. A recorded charge is committed to
+    disk before :meth:`charge` returns. The ledger keeps the composed total of
+    its charges beside them (the RDP curve, and the distinct events with
+    their counts), so a charge does not re-read the ledger.
+
+    Each charge records its RDP curve and, when the curve carries one, its
+    event (``curve.event``: the mechanism and its parameters, set by
+    :func:`~skdp.accounting.gaussian_rdp`, :func:`~skdp.accounting.laplace_rdp`,
+    :func:`~skdp.accounting.poisson_subsampled_gaussian_rdp` and the other
+    mechanism curves, and kept by ``+`` and ``k *``). So a ledger can be
+    accounted again by either accountant. The accountants:
+
+    - ``"rdp"``: the RDP curves added up (Mironov 2017, Prop. 1) and
+      converted to ε (Canonne, Kamath & Steinke 2020, Prop. 12).
+    - ``"pld"``: the privacy loss distribution of all the events
+      (:class:`~skdp.accounting.PLDAccountant`), never below the exact ε.
+      Charges without a PLD (no event: a private selection, a curve built
+      by hand, a charge recorded before skdp stored events; or an event the
+      PLD accountant does not analyse, such as ρ-zCDP) are composed by their
+      RDP curves, and the two parts are joined by basic composition: ε_PLD at
+      δ_a plus ε_RDP at δ − δ_a, the best of a few splits of δ (Dwork & Roth
+      2014, Thm. 3.16). With no PLD part at all it is ``"rdp"``.
+    - ``"tightest"`` (the default): the smaller of both, valid because both
+      are upper bounds.
+
+    The refusal and :meth:`spent` use the same accountant, the handle's
+    own. Handles with different accountants may share a ledger: each accepts
+    a charge only if its own valid bound on the whole ledger stays within
+    the cap, so the cap is never crossed.
 
     Pure ε-DP charges compose both as RDP curves and as a sum of ε; the
     smaller bound counts. (ε, δ)-DP charges without an RDP analysis
@@ -113,6 +153,8 @@ class PrivacyBudget:
     orders : array-like of float, default=None
         The Rényi orders of the composition; ``None`` is
         :data:`skdp.accounting.DEFAULT_ORDERS`.
+    accountant : {"tightest", "pld", "rdp"}, default="tightest"
+        How the charges are composed into ε (see above).
 
     Attributes
     ----------
@@ -129,29 +171,42 @@ class PrivacyBudget:
     >>> from skdp.accounting import gaussian_rdp
     >>> budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
     >>> charge = budget.charge(gaussian_rdp(8.0), label="a Gaussian release")
-    >>> charge.id, round(charge.epsilon, 3)
-    (1, 0.478)
-    >>> for _ in range(2):
+    >>> charge.id, round(charge.epsilon, 3), charge.event
+    (1, 0.434, GaussianEvent(noise_multiplier=8.0))
+    >>> for _ in range(3):
     ...     _ = budget.charge(gaussian_rdp(8.0), label="another one")
     >>> eps, delta = budget.spent()
     >>> round(eps, 3), delta, len(budget)
-    (0.866, 1e-05, 3)
+    (0.926, 1e-05, 4)
     >>> budget.charge(gaussian_rdp(8.0))
     Traceback (most recent call last):
     ...
     skdp.exceptions.BudgetExceededError: ...
     >>> len(budget)
-    3
+    4
+
+    The RDP accountant alone spends more on the same charges:
+
+    >>> rdp = PrivacyBudget(epsilon=1.0, delta=1e-5, accountant="rdp")
+    >>> for _ in range(4):
+    ...     _ = rdp.charge(gaussian_rdp(8.0))
+    Traceback (most recent call last):
+    ...
+    skdp.exceptions.BudgetExceededError: ...
+    >>> len(rdp), round(rdp.spent()[0], 3)
+    (3, 0.866)
     """
 
-    def __init__(self, epsilon, delta, *, ledger=None, orders=None):
+    def __init__(self, epsilon, delta, *, ledger=None, orders=None, accountant="tightest"):
         self._epsilon = _check_cap(epsilon)
         self._delta = _check_delta(delta)
         self._orders = check_orders(orders)
+        self._accountant = check_accountant(accountant)
         path = _temporary_ledger() if ledger is None else os.fspath(ledger)
         self._path = os.path.abspath(path)
         self._temporary = ledger is None
-        params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist()}
+        params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist(),
+                  "accountant": self.accountant}
         stored = _ledger.init_ledger(self.path, _encode(params))
         self._identity = _file_identity(self.path)
         if _decode(stored)["epsilon"] != self.epsilon or stored["delta"] != self.delta or (
@@ -164,8 +219,12 @@ class PrivacyBudget:
             )
 
     @classmethod
-    def open(cls, ledger):
+    def open(cls, ledger, *, accountant=None):
         """Reopen an existing ledger file with the cap and orders stored in it.
+
+        ``accountant=None`` uses the one the ledger was created with
+        (``"tightest"`` for ledgers that stored none); give one to account the
+        ledger another way.
 
         Examples
         --------
@@ -179,7 +238,10 @@ class PrivacyBudget:
         (2.0, 1, (0.5, 0.0))
         """
         params = _decode(_ledger.read_params(os.fspath(ledger)))
-        return cls(params["epsilon"], params["delta"], ledger=ledger, orders=params["orders"])
+        if accountant is None:
+            accountant = params.get("accountant", "tightest")
+        return cls(params["epsilon"], params["delta"], ledger=ledger, orders=params["orders"],
+                   accountant=accountant)
 
     # -- the cap is read-only: it is stored in the ledger file ----------------
     @property
@@ -202,6 +264,11 @@ class PrivacyBudget:
         """The ledger file."""
         return self._path
 
+    @property
+    def accountant(self):
+        """How charges are composed: ``"tightest"``, ``"pld"`` or ``"rdp"``."""
+        return self._accountant
+
     # -- handles, not values -------------------------------------------------
     def __copy__(self):
         return self
@@ -211,7 +278,7 @@ class PrivacyBudget:
 
     def __reduce__(self):
         state = (self.path, self.epsilon, self.delta, self.orders.tolist(), self._temporary,
-                 self._identity)
+                 self._identity, self.accountant)
         return (_reattach, state)
 
     def __eq__(self, other):
@@ -269,27 +336,22 @@ class PrivacyBudget:
         return f"unavailable: {reason}"
 
     # -- charging ------------------------------------------------------------
-    def _composed(self, rows, extra=None):
-        total = RDPCurve.zero(self.orders)
-        for row in rows:
-            total = total + _ledger.curve_from_row(row)
-        if extra is not None:
-            total = total + extra
-        return total
-
     def _running_total(self, conn):
-        """The composition of all charges (in id order) and their number."""
+        """The :class:`~skdp.budget._ledger.Total` of all charges (in id order)."""
         return _ledger.read_total(conn, self.orders)
 
     def _within_cap(self, eps):
         return eps <= self.epsilon * (1.0 + _CAP_RTOL)
 
-    def _total_epsilon(self, prior, curve):
-        # The approximate-DP δ of the charges adds up and must stay within the
-        # budget's δ; checked before composing, which refuses a δ sum >= 1.
-        if prior.delta + curve.delta > self.delta:
-            return math.inf
-        return (prior + curve).epsilon(self.delta)
+    def _spend(self, total):
+        """(ε, δ used, how) of a total, by this budget's accountant."""
+        if not total.n_charges:
+            return 0.0, 0.0, self._how_empty()
+        return compose_spend(total.curve, total.leaf_items(), total.rest, self.delta,
+                             accountant=self.accountant)
+
+    def _how_empty(self):
+        return "rdp" if self.accountant == "rdp" else "pld"
 
     def charge(self, curve, *, label=None):
         """Record ``curve`` if the composed total stays within the cap.
@@ -297,7 +359,8 @@ class PrivacyBudget:
         Parameters
         ----------
         curve : RDPCurve
-            The privacy curve of the release to pay for.
+            The privacy curve of the release to pay for; its event
+            (``curve.event``), when it has one, is recorded and accounted too.
         label : str, optional
             What is charged, kept in the ledger.
 
@@ -314,31 +377,47 @@ class PrivacyBudget:
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"charge() takes an RDPCurve; got {type(curve).__name__}.")
         label = curve.mechanism if label is None else str(label)
-        alone = curve.epsilon(self.delta) if curve.delta <= self.delta else math.inf
+        alone = spend_of(curve, self.delta, accountant=self.accountant)[0]
         with self._connect(write=True) as conn:
-            _ledger.ensure_total_table(conn)
-            prior, n_prior = self._running_total(conn)
-            eps_total = self._total_epsilon(prior, curve)
+            _ledger.ensure_schema(conn)
+            prior = self._running_total(conn)
+            eps_total, how = self._over_delta(prior, curve)
+            # Composed before the insert: if it fails, nothing is recorded.
+            total = prior.plus(curve) if self._within_cap(eps_total) else None
+            if total is not None and how is None:
+                eps_total, _, how = self._spend(total)
             if not self._within_cap(eps_total):
-                spent = prior.epsilon(self.delta) if n_prior else 0.0
+                spent = self._spend(prior)[0]
                 raise BudgetExceededError(
                     f"Charging {label!r} (ε={alone:.4g} alone) would bring the total to "
                     f"ε={eps_total:.4g} at δ={self.delta:g}, over the cap ε={self.epsilon:g}; "
-                    f"already spent ε={spent:.4g} in {n_prior} charges. Nothing was recorded."
+                    f"already spent ε={spent:.4g} in {prior.n_charges} charges "
+                    f"(accountant {self.accountant!r}). Nothing was recorded."
                 )
-            # Composed before the insert: if it fails, nothing is recorded.
-            total = prior + curve
-            charge_id, when = _ledger.insert_charge(conn, label=label, epsilon=alone, curve=curve)
-            _ledger.write_total(conn, total, n_charges=n_prior + 1, last_id=charge_id)
-        return Charge(charge_id, when, label, alone, curve, os.getpid())
+            charge_id, when = _ledger.insert_charge(conn, label=label, epsilon=alone, curve=curve,
+                                                    total_epsilon=eps_total, composed_by=how)
+            _ledger.write_total(conn, total, last_id=charge_id)
+        return Charge(charge_id, when, label, alone, curve, os.getpid(), eps_total, how)
 
     def can_afford(self, curve):
         """Whether :meth:`charge` would accept ``curve`` now (records nothing)."""
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"can_afford() takes an RDPCurve; got {type(curve).__name__}.")
         with self._connect(write=False) as conn:
-            prior, _ = self._running_total(conn)
-        return self._within_cap(self._total_epsilon(prior, curve))
+            prior = self._running_total(conn)
+        eps, how = self._over_delta(prior, curve)
+        if how is None and self._within_cap(eps):
+            eps = self._spend(prior.plus(curve))[0]
+        return self._within_cap(eps)
+
+    def _over_delta(self, prior, curve):
+        """(inf, "rdp") when the approximate-DP δ of the charges would pass the budget's δ, else (0, None).
+
+        Checked before composing, which refuses a δ sum >= 1.
+        """
+        if prior.curve.delta + curve.delta > self.delta:
+            return math.inf, "rdp"
+        return 0.0, None
 
     # -- reading -------------------------------------------------------------
     def _rows(self):
@@ -350,37 +429,43 @@ class PrivacyBudget:
             return self._running_total(conn)
 
     def total_curve(self):
-        """The composition of all charges, as one :class:`RDPCurve`."""
-        return self._read_total()[0]
+        """The RDP composition of all charges, as one :class:`RDPCurve`."""
+        return self._read_total().curve
 
     def spent(self):
-        """The composed spend (ε, δ) of all charges at the budget's δ.
+        """The composed spend (ε, δ) of all charges at the budget's δ, by its accountant.
 
-        When the pure ε-DP sum is the tighter bound, δ is the δ of the
+        When RDP's pure ε-DP sum is the tightest bound, δ is the δ of the
         approximate-DP charges alone (0 if there are none).
         """
-        return self._spent_of(*self._read_total())
+        eps, delta, _ = self._spend(self._read_total())
+        return eps, delta
+
+    def _total_of(self, rows):
+        total = _ledger.Total.empty(self.orders)
+        for row in rows:
+            total = total.plus(_ledger.curve_from_row(row))
+        return total
 
     def _spent(self, rows):
-        return self._spent_of(self._composed(rows), len(rows))
+        eps, delta, _ = self._spend(self._total_of(rows))
+        return eps, delta
 
-    def _spent_of(self, total, n_charges):
-        if not n_charges:
-            return 0.0, 0.0
-        if total.delta > self.delta:
-            return math.inf, self.delta
-        eps, order = total.epsilon_and_order(self.delta)
-        return eps, (total.delta if order == math.inf else self.delta)
-
-    def _delta_alone(self, curve):
-        """The δ of a charge's ε alone: the budget's, or its own when its pure bound is used."""
-        return self._spent_of(curve, 1)[1]
+    def _delta_alone(self, charge):
+        """The δ of a charge's ε alone: the budget's, or its own when RDP's pure bound gave it."""
+        curve = charge.curve
+        if curve.delta > self.delta:
+            return self.delta
+        eps_rdp, order = curve.epsilon_and_order(self.delta)
+        if order == math.inf and eps_rdp <= charge.epsilon:
+            return curve.delta
+        return self.delta
 
     def remaining_epsilon(self):
         """The cap minus the spent ε: a reading, not a promise.
 
-        Under RDP a new charge of ε' costs less than ε' once composed, so
-        what a new fit may spend is decided by :meth:`can_afford`, not by this.
+        A new charge of ε' costs less than ε' once composed, so what a new fit
+        may spend is decided by :meth:`can_afford`, not by this.
         """
         return max(0.0, self.epsilon - self.spent()[0])
 
@@ -392,7 +477,8 @@ class PrivacyBudget:
     @staticmethod
     def _charges(rows):
         return [
-            Charge(row[0], row[1], row[2], row[3], _ledger.curve_from_row(row), row[5])
+            Charge(row[0], row[1], row[2], row[3], _ledger.curve_from_row(row), row[5],
+                   row[7], row[8])
             for row in rows
         ]
 
@@ -402,19 +488,45 @@ class PrivacyBudget:
 
     # -- display -------------------------------------------------------------
     def _history(self, rows):
-        """Each charge with the composed ε of all charges up to it."""
+        """Each charge with the composed ε of all charges up to it and how it was found.
+
+        That ε is the one recorded at the charge (by the accountant of the
+        handle that made it); charges recorded before skdp stored it get the
+        RDP composition of the charges up to them.
+        """
         history, running = [], RDPCurve.zero(self.orders)
         for c in self._charges(rows):
-            running = running + c.curve
-            total = running.epsilon(self.delta) if running.delta <= self.delta else math.inf
-            history.append((c, total))
+            running = running + c.curve.with_event(None)
+            if c.total_epsilon is not None:
+                history.append((c, c.total_epsilon, c.composed_by or "rdp"))
+            else:
+                total = running.epsilon(self.delta) if running.delta <= self.delta else math.inf
+                history.append((c, total, "rdp"))
         return history
 
     def _table(self, rows):
         return [
-            (c.id, c.datetime.strftime("%Y-%m-%d %H:%M:%S"), c.label, c.epsilon, total)
-            for c, total in self._history(rows)
+            (c.id, c.datetime.strftime("%Y-%m-%d %H:%M:%S"), c.label, c.epsilon, total, how,
+             c.curve.event is not None and _ledger.pld_leaves(c.curve) is not None)
+            for c, total, how in self._history(rows)
         ]
+
+    def _how_text(self, total, n_with_pld):
+        """How the spend is composed, in one sentence (for report())."""
+        if self.accountant == "rdp":
+            return "composed by RDP (every charge's RDP curve)"
+        n_rest = total.n_charges - n_with_pld
+        parts = ("the smaller of RDP (every charge's RDP curve) and PLD"
+                 if self.accountant == "tightest" else "PLD")
+        text = f"composed by {parts} (privacy loss distributions of the charges' events)"
+        if n_rest and total.leaves:
+            text += (f"; {n_rest} charge(s) without a PLD (no event recorded, or one the PLD "
+                     "accountant does not analyse, such as a private selection or zCDP) enter "
+                     "the PLD side by their RDP curve, joined to the PLD of the others by basic "
+                     "composition (δ split)")
+        elif n_rest:
+            text += f"; no charge has a PLD ({n_rest} without one), so RDP composes them all"
+        return text
 
     def to_dict(self):
         """The cap, the spend and every charge as plain Python values.
@@ -425,6 +537,8 @@ class PrivacyBudget:
         ``delta``)-DP: ``delta`` is the budget's δ, or the charge's own δ when
         its pure ε-DP bound is the tighter one, 0 for a pure ε-DP charge),
         ``total_epsilon`` (all charges up to it composed, at the budget's δ),
+        ``composed_by`` (how: ``"rdp"``, ``"pld"`` or ``"pld+rdp"``),
+        ``event`` (the recorded event's ``to_dict()``, or None),
         ``approximate_delta`` (the δ part of an (ε, δ)-DP charge without an
         RDP analysis, which adds up across charges; 0 for every other
         charge), ``mechanism`` and ``pid``. Floats may be ``inf``.
@@ -438,6 +552,8 @@ class PrivacyBudget:
         >>> info = budget.to_dict()
         >>> info["spent_epsilon"], [(c["label"], c["total_epsilon"]) for c in info["charges"]]
         (0.25, [('count', 0.25)])
+        >>> info["accountant"], info["charges"][0]["event"]
+        ('tightest', {'kind': 'pure_dp', 'epsilon': 0.25})
         """
         rows = self._rows()
         eps, delta = self._spent(rows)
@@ -448,18 +564,21 @@ class PrivacyBudget:
                 "datetime": c.datetime.astimezone().isoformat(timespec="seconds"),
                 "label": c.label,
                 "epsilon": c.epsilon,
-                "delta": self._delta_alone(c.curve),
+                "delta": self._delta_alone(c),
                 "total_epsilon": total,
+                "composed_by": how,
+                "event": None if c.curve.event is None else c.curve.event.to_dict(),
                 "approximate_delta": c.curve.delta,
                 "mechanism": c.curve.mechanism,
                 "pid": c.pid,
             }
-            for c, total in self._history(rows)
+            for c, total, how in self._history(rows)
         ]
         return {
             "path": self.path,
             "epsilon": self.epsilon,
             "delta": self.delta,
+            "accountant": self.accountant,
             "spent_epsilon": eps,
             "spent_delta": delta,
             "n_charges": len(rows),
@@ -469,8 +588,11 @@ class PrivacyBudget:
     def report(self):
         """A plain-text table of the charges with the running total.
 
-        Each line shows a charge's id, time, ε alone and the composed ε of all
-        charges up to it, at the budget's δ; all read in one transaction.
+        Each line shows a charge's id, time, ε alone, the composed ε of all
+        charges up to it at the budget's δ, how that total was composed
+        (``rdp``, ``pld``, or ``pld+rdp`` where some charges have no PLD) and
+        whether the charge has a PLD; a last line says how the spend is
+        composed. All read in one transaction.
         """
         try:
             rows = self._rows()
@@ -479,14 +601,20 @@ class PrivacyBudget:
                 f"PrivacyBudget: cap ε={self.epsilon:g} at δ={self.delta:g}; ledger "
                 f"{self._unavailable(exc)}\nledger: {self.path}"
             )
-        eps, delta = self._spent(rows)
+        total = self._total_of(rows)
+        eps, delta, _ = self._spend(total)
+        table = self._table(rows)
+        n_with_pld = sum(1 for *_, has_pld in table if has_pld)
         head = (
             f"PrivacyBudget: cap ε={self.epsilon:g} at δ={self.delta:g}; "
-            f"spent ε={eps:.4f} (δ={delta:g}) in {len(rows)} charges\nledger: {self.path}"
+            f"spent ε={eps:.4f} (δ={delta:g}) in {len(rows)} charges; accountant "
+            f"{self.accountant!r}\nledger: {self.path}"
         )
-        lines = [head, f"{'#':>4}  {'time':19}  {'ε alone':>9}  {'ε total':>9}  label"]
-        for cid, when, label, alone, total in self._table(rows):
-            lines.append(f"{cid:>4}  {when:19}  {alone:9.4f}  {total:9.4f}  {label}")
+        lines = [head, f"{'#':>4}  {'time':19}  {'ε alone':>9}  {'ε total':>9}  {'by':7}  {'PLD':3}  label"]
+        for cid, when, label, alone, tot, how, has_pld in table:
+            lines.append(f"{cid:>4}  {when:19}  {alone:9.4f}  {tot:9.4f}  {how:7}  "
+                         f"{'yes' if has_pld else 'no':3}  {label}")
+        lines.append(f"spend {self._how_text(total, n_with_pld)}.")
         return "\n".join(lines)
 
     def _repr_html_(self):
@@ -497,26 +625,26 @@ class PrivacyBudget:
         eps, delta = self._spent(rows)
         body = "".join(
             f"<tr><td>{cid}</td><td>{when}</td><td>{html.escape(label)}</td>"
-            f"<td>{alone:.4f}</td><td>{total:.4f}</td></tr>"
-            for cid, when, label, alone, total in self._table(rows)
+            f"<td>{alone:.4f}</td><td>{total:.4f}</td><td>{how}</td></tr>"
+            for cid, when, label, alone, total, how, _ in self._table(rows)
         )
         return (
             f"<div><strong>PrivacyBudget</strong>: spent ε={eps:.4f} of {self.epsilon:g} "
-            f"at δ={self.delta:g} in {len(rows)} charges"
+            f"at δ={self.delta:g} in {len(rows)} charges (accountant {html.escape(self.accountant)})"
             "<table><thead><tr><th>#</th><th>time</th><th>label</th><th>ε alone</th>"
-            f"<th>ε total</th></tr></thead><tbody>{body}</tbody></table></div>"
+            f"<th>ε total</th><th>by</th></tr></thead><tbody>{body}</tbody></table></div>"
         )
 
     def __repr__(self):
         where = "temporary" if self._temporary else repr(self.path)
         head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
         try:
-            total, n_charges = self._read_total()
+            total = self._read_total()
         except (OSError, ValueError, sqlite3.Error) as exc:
             # Showing a budget (or a model that holds one) never fails.
             return f"{head}ledger={where}, {self._unavailable(exc)})"
-        eps, _ = self._spent_of(total, n_charges)
-        return f"{head}spent={eps:.4g}, charges={n_charges}, ledger={where})"
+        eps = self._spend(total)[0]
+        return f"{head}spent={eps:.4g}, charges={total.n_charges}, ledger={where})"
 
     def plot(self, ax=None):
         """Plot the composed ε after each charge, with the cap as a line.
@@ -542,8 +670,8 @@ class PrivacyBudget:
         if ax is None:
             _, ax = plt.subplots()
         history = self._history(self._rows())
-        ids = [0] + [c.id for c, _ in history]
-        totals = [0.0] + [total for _, total in history]
+        ids = [0] + [c.id for c, _, _ in history]
+        totals = [0.0] + [total for _, total, _ in history]
         ax.step(ids, totals, where="post", marker="o", label="composed ε")
         if math.isfinite(self.epsilon):
             ax.axhline(self.epsilon, color="tab:red", linestyle="--", label=f"cap ε={self.epsilon:g}")
@@ -571,9 +699,10 @@ def _file_identity(path):
     return (socket.gethostname(), st.st_dev, st.st_ino)
 
 
-def _reattach(path, epsilon, delta, orders, temporary, identity=None):
+def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant="tightest"):
     # In a worker process: attach to the same file, without creating it anew.
     budget = PrivacyBudget.__new__(PrivacyBudget)
+    budget._accountant = accountant
     budget._identity = identity
     budget._epsilon, budget._delta = epsilon, delta
     budget._orders = check_orders(orders)

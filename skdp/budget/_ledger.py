@@ -13,6 +13,17 @@ whenever any program inserts, changes or deletes a charge without updating it
 in ``charges`` is ignored. A missing or stale total is recomposed from the
 charges in the same transaction. Ledgers of schema version 1 (no total) get the
 table and triggers inside the first charge's write transaction.
+
+Schema version 3 records what each charge is: its privacy event
+(:mod:`skdp.accounting` events, ``to_dict()`` as JSON, NULL when the curve
+has none) beside its RDP curve, and the composed ε right after it with the
+accountant that found it. The running total also keeps the state of the PLD
+accountant: the events of the charges that have a PLD, as distinct
+mechanisms with counts (composition is commutative, so this is all it
+needs), and the RDP curve of the charges that have none. Ledgers of versions
+1 and 2 get the new columns inside the first charge's write transaction;
+their charges have no event and are composed by their RDP curves. A total
+written by an older skdp (no PLD state) is recomposed from the charges.
 """
 
 import json
@@ -22,9 +33,10 @@ import sqlite3
 import time
 from contextlib import closing, contextmanager
 
-from ..accounting import RDPCurve
+from ..accounting import RDPCurve, event_from_dict
+from ..accounting._accountants import pld_leaves
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -34,9 +46,14 @@ _SCHEMA = [
     label TEXT NOT NULL,
     epsilon REAL NOT NULL,
     curve TEXT NOT NULL,
-    pid INTEGER NOT NULL
+    pid INTEGER NOT NULL,
+    event TEXT,
+    total_epsilon REAL,
+    composed_by TEXT
 )""",
 ]
+# Columns of schema version 3 that older ledgers get by ALTER TABLE.
+_CHARGE_COLUMNS = (("event", "TEXT"), ("total_epsilon", "REAL"), ("composed_by", "TEXT"))
 
 # Schema version 2: the running total (one row) and the triggers that drop it
 # whenever the charges change behind its back.
@@ -45,7 +62,8 @@ _TOTAL_SCHEMA = [
     id INTEGER PRIMARY KEY CHECK (id = 1),
     n_charges INTEGER NOT NULL,
     last_id INTEGER NOT NULL,
-    curve TEXT NOT NULL
+    curve TEXT NOT NULL,
+    state TEXT
 )""",
 ] + [
     f"CREATE TRIGGER IF NOT EXISTS charges_{event.lower()}_drops_total "
@@ -192,77 +210,188 @@ def read_params(path):
     return _decoded(rows)
 
 
+def _columns(conn, table):
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+
+
 def read_charges(conn):
-    """All charges, in the order they were recorded."""
-    return conn.execute(
-        "SELECT id, time, label, epsilon, curve, pid FROM charges ORDER BY id"
-    ).fetchall()
+    """All charges, in the order they were recorded.
+
+    Each row is ``(id, time, label, epsilon, curve, pid, event, total_epsilon,
+    composed_by)``; the last three are None in ledgers of schema 1 and 2.
+    """
+    if {"event", "total_epsilon", "composed_by"} <= _columns(conn, "charges"):
+        query = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
+                 "FROM charges ORDER BY id")
+    else:
+        query = ("SELECT id, time, label, epsilon, curve, pid, NULL, NULL, NULL "
+                 "FROM charges ORDER BY id")
+    return conn.execute(query).fetchall()
 
 
-def insert_charge(conn, *, label, epsilon, curve):
+def insert_charge(conn, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
+    """Insert a charge: its curve (without its event) and its event in their own columns."""
     now = time.time()
+    data = curve.to_dict()
+    event = data.pop("event", None)
     cur = conn.execute(
-        "INSERT INTO charges (time, label, epsilon, curve, pid) VALUES (?, ?, ?, ?, ?)",
-        (now, label, float(epsilon), json.dumps(curve.to_dict()), os.getpid()),
+        "INSERT INTO charges (time, label, epsilon, curve, pid, event, total_epsilon, composed_by) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (now, label, float(epsilon), json.dumps(data), os.getpid(),
+         None if event is None else json.dumps(event),
+         None if total_epsilon is None else float(total_epsilon), composed_by),
     )
     return cur.lastrowid, now
 
 
+def _event(text):
+    """The event stored in a charge, or None (none stored, or one this version cannot read)."""
+    if text is None:
+        return None
+    try:
+        return event_from_dict(json.loads(text))
+    except (ValueError, TypeError, KeyError):
+        return None  # composed by its RDP curve, which is always valid
+
+
+def _curve(curve_text, event_text):
+    curve = RDPCurve.from_dict(json.loads(curve_text))
+    event = _event(event_text)
+    return curve if event is None else curve.with_event(event)
+
+
 def curve_from_row(row):
-    return RDPCurve.from_dict(json.loads(row[4]))
+    """The curve of a :func:`read_charges` row, with its event when one is stored."""
+    return _curve(row[4], row[6] if len(row) > 6 else None)
+
+
+class Total:
+    """The running composition of a ledger's charges.
+
+    ``curve`` is the RDP composition of every charge; ``leaves`` maps each
+    distinct event of the charges that have a PLD to its count; ``rest`` is
+    the RDP composition of the charges that have none (None if there are
+    none); ``n_charges`` counts the charges.
+    """
+
+    __slots__ = ("curve", "leaves", "rest", "n_charges")
+
+    def __init__(self, curve, leaves, rest, n_charges):
+        self.curve, self.leaves, self.rest, self.n_charges = curve, leaves, rest, n_charges
+
+    @classmethod
+    def empty(cls, orders):
+        return cls(RDPCurve.zero(orders), {}, None, 0)
+
+    def plus(self, curve):
+        """The total with ``curve`` charged after the others (a new object)."""
+        leaves = dict(self.leaves)
+        rest = self.rest
+        found = pld_leaves(curve)
+        if found is None:
+            bare = curve.with_event(None)
+            rest = bare if rest is None else rest + bare
+        else:
+            for leaf, c in found:
+                leaves[leaf] = leaves.get(leaf, 0) + c
+        # the RDP total repeats exactly the float additions of compose_charges
+        total = self.curve + curve.with_event(None)
+        return Total(total, leaves, rest, self.n_charges + 1)
+
+    def leaf_items(self):
+        return [(leaf, c) for leaf, c in self.leaves.items() if c]
+
+    def state(self):
+        return {
+            "leaves": [[leaf.to_dict(), c] for leaf, c in self.leaves.items() if c],
+            "rest": None if self.rest is None else _named(self.rest.to_dict(), "charges without a PLD"),
+        }
+
+    @classmethod
+    def from_state(cls, curve, n_charges, state):
+        leaves = {}
+        for d, c in state["leaves"]:
+            leaf = event_from_dict(d)
+            leaves[leaf] = leaves.get(leaf, 0) + int(c)
+        rest = None if state["rest"] is None else RDPCurve.from_dict(state["rest"])
+        return cls(curve, leaves, rest, n_charges)
+
+
+def _named(d, name):
+    d["mechanism"] = name
+    return d
 
 
 def compose_charges(conn, orders):
-    """The composition of every charge in id order and the number of charges.
+    """The :class:`Total` of every charge, composed one charge at a time in id order.
 
-    Composed from ``RDPCurve.zero(orders)`` one charge at a time, in id order:
-    the running total repeats exactly these float additions.
+    The running total repeats exactly these float additions.
     """
-    total, n = RDPCurve.zero(orders), 0
-    for (text,) in conn.execute("SELECT curve FROM charges ORDER BY id"):
-        total = total + RDPCurve.from_dict(json.loads(text))
-        n += 1
-    return total, n
+    total = Total.empty(orders)
+    has_event = "event" in _columns(conn, "charges")
+    query = "SELECT curve, event FROM charges ORDER BY id" if has_event else (
+        "SELECT curve, NULL FROM charges ORDER BY id")
+    for curve_text, event_text in conn.execute(query):
+        total = total.plus(_curve(curve_text, event_text))
+    return total
 
 
 def read_total(conn, orders):
-    """The composition of all charges and their number, in O(1) charges.
+    """The :class:`Total` of all charges, in O(1) charges.
 
     Uses the stored running total when it covers exactly the recorded charges
-    (its last id is the largest id), else recomposes from the charges.
+    (its last id is the largest id) and has the PLD state (an older skdp
+    writes none), else recomposes from the charges.
     """
     last_id = conn.execute("SELECT MAX(id) FROM charges").fetchone()[0] or 0
     try:
-        row = conn.execute("SELECT n_charges, last_id, curve FROM total WHERE id = 1").fetchone()
-    except sqlite3.OperationalError as exc:  # schema version 1: no total table
-        if "no such table" not in str(exc):
+        row = conn.execute("SELECT n_charges, last_id, curve, state FROM total WHERE id = 1").fetchone()
+    except sqlite3.OperationalError as exc:  # schema 1 (no total) or 2 (no state column)
+        if "no such" not in str(exc):
             raise
         row = None
-    if row is not None and row[1] == last_id:
-        return RDPCurve.from_dict(json.loads(row[2])), row[0]
+    if row is not None and row[1] == last_id and row[3] is not None:
+        try:
+            return Total.from_state(RDPCurve.from_dict(json.loads(row[2])), row[0], json.loads(row[3]))
+        except (ValueError, TypeError, KeyError):
+            pass  # a state this version cannot read: recompose
     return compose_charges(conn, orders)
 
 
 def ensure_total_table(conn):
-    """Migrate a schema version 1 ledger; call inside a write transaction."""
+    """Migrate a ledger of schema version 1 or 2 to 3; call inside a write transaction."""
     query = "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
-    if {r[0] for r in conn.execute(query)} >= _TOTAL_NAMES:
-        return
-    for statement in _TOTAL_SCHEMA:
-        conn.execute(statement)
-    conn.execute("DELETE FROM total")  # whatever was there is not trusted
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
-        (json.dumps(SCHEMA_VERSION),),
-    )
+    changed = False
+    if not {r[0] for r in conn.execute(query)} >= _TOTAL_NAMES:
+        for statement in _TOTAL_SCHEMA:
+            conn.execute(statement)
+        conn.execute("DELETE FROM total")  # whatever was there is not trusted
+        changed = True
+    if "state" not in _columns(conn, "total"):
+        conn.execute("ALTER TABLE total ADD COLUMN state TEXT")
+        changed = True
+    present = _columns(conn, "charges")
+    for name, kind in _CHARGE_COLUMNS:
+        if name not in present:
+            conn.execute(f"ALTER TABLE charges ADD COLUMN {name} {kind}")
+            changed = True
+    if changed:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (json.dumps(SCHEMA_VERSION),),
+        )
 
 
-def write_total(conn, total, *, n_charges, last_id):
-    """Store the running total; call after inserting the charge it covers."""
-    state = total.to_dict()
+ensure_schema = ensure_total_table
+
+
+def write_total(conn, total, *, last_id):
+    """Store the running :class:`Total`; call after inserting the charge it covers."""
+    state = total.curve.to_dict()
+    state.pop("event", None)
     # The composed mechanism names would grow with every charge.
-    state["mechanism"] = f"composition of {n_charges} charges"
+    state["mechanism"] = f"composition of {total.n_charges} charges"
     conn.execute(
-        "INSERT OR REPLACE INTO total (id, n_charges, last_id, curve) VALUES (1, ?, ?, ?)",
-        (n_charges, last_id, json.dumps(state)),
+        "INSERT OR REPLACE INTO total (id, n_charges, last_id, curve, state) VALUES (1, ?, ?, ?, ?)",
+        (total.n_charges, last_id, json.dumps(state), json.dumps(total.state())),
     )

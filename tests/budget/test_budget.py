@@ -13,8 +13,11 @@ from sklearn.base import BaseEstimator, clone
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp._base import DPEstimatorMixin
 from skdp.accounting import (
+    GaussianEvent,
     RDPCurve,
+    SelfComposedEvent,
     approximate_dp_rdp,
+    epsilon_of,
     gaussian_rdp,
     laplace_rdp,
     pure_dp_rdp,
@@ -149,7 +152,7 @@ def test_pure_dp_charges_sum_exactly_at_delta_zero():
 
 def test_pure_dp_charges_at_positive_delta_use_the_smaller_bound():
     # Many small pure-DP charges compose below their sum under RDP.
-    budget = PrivacyBudget(10.0, 1e-5)
+    budget = PrivacyBudget(10.0, 1e-5, accountant="rdp")
     for _ in range(30):
         budget.charge(pure_dp_rdp(0.05))
     eps, delta = budget.spent()
@@ -164,7 +167,7 @@ def test_pure_dp_charges_at_positive_delta_use_the_smaller_bound():
 
 
 def test_approximate_dp_deltas_add_up_separately():
-    budget = PrivacyBudget(10.0, 1e-5)
+    budget = PrivacyBudget(10.0, 1e-5, accountant="rdp")
     budget.charge(approximate_dp_rdp(1.0, 3e-6))
     budget.charge(approximate_dp_rdp(1.0, 3e-6))
     total = budget.total_curve()
@@ -309,13 +312,16 @@ def test_report_lists_each_charge_with_running_total(path):
     assert "cap ε=2 at δ=1e-05" in lines[0] and "in 2 charges" in lines[0]
     assert path in lines[1]
     first, second = lines[3], lines[4]
-    alone_1 = gaussian_rdp(8.0).epsilon(1e-5)
-    total_2 = (gaussian_rdp(8.0) + pure_dp_rdp(0.25)).epsilon(1e-5)
+    # the default accountant: the smaller of RDP and PLD of the same events
+    alone_1 = epsilon_of(gaussian_rdp(8.0), 1e-5)
+    total_2 = epsilon_of(gaussian_rdp(8.0) + pure_dp_rdp(0.25), 1e-5)
+    assert alone_1 < gaussian_rdp(8.0).epsilon(1e-5)
     assert first.split()[0] == "1" and first.endswith("mean <age>")
-    assert f"{alone_1:9.4f}" in first
+    assert f"{alone_1:9.4f}" in first and "  pld      yes  " in first
     assert second.split()[0] == "2" and second.endswith("histogram & counts")
     assert f"{0.25:9.4f}  {total_2:9.4f}" in second
-    assert f"spent ε={budget.spent()[0]:.4f}" in lines[0]
+    assert f"spent ε={budget.spent()[0]:.4f}" in lines[0] and "accountant 'tightest'" in lines[0]
+    assert lines[-1].startswith("spend composed by the smaller of RDP")
 
 
 def test_repr_and_html(path):
@@ -339,8 +345,11 @@ def test_charge_records_label_time_pid_and_epsilon_alone(path):
     assert stored.label == charge.label == curve.mechanism
     assert stored.pid == os.getpid()
     assert stored.time == charge.time and stored.datetime.year >= 2024
-    assert stored.epsilon == charge.epsilon == curve.epsilon(1e-5)
+    assert stored.epsilon == charge.epsilon == epsilon_of(curve, 1e-5)
     assert stored.curve == curve
+    assert stored.event == charge.event == curve.event == SelfComposedEvent(GaussianEvent(4.0), 3)
+    assert stored.total_epsilon == charge.total_epsilon == charge.epsilon
+    assert stored.composed_by == charge.composed_by == "pld"
 
 
 # -- plot ---------------------------------------------------------------------
@@ -387,8 +396,12 @@ def test_to_dict_lists_the_charges_with_running_totals(path):
     assert (info["spent_epsilon"], info["spent_delta"]) == budget.spent()
     first, second = info["charges"]
     assert (first["id"], first["label"], first["mechanism"]) == (1, "mean <age>", "gaussian(noise_multiplier=8)")
-    assert first["epsilon"] == first["total_epsilon"] == gaussian_rdp(8.0).epsilon(1e-5)
-    assert second["epsilon"] == 0.25 and second["total_epsilon"] == budget.spent()[0]
+    assert first["epsilon"] == first["total_epsilon"] == epsilon_of(gaussian_rdp(8.0), 1e-5)
+    assert first["event"] == {"kind": "gaussian", "noise_multiplier": 8.0}
+    assert first["composed_by"] == "pld" and info["accountant"] == "tightest"
+    # PLD of 0.25-DP randomized response at δ = 1e-5: just below its pure bound
+    assert second["epsilon"] == epsilon_of(pure_dp_rdp(0.25), 1e-5) < 0.25 and second["delta"] == 1e-5
+    assert second["total_epsilon"] == budget.spent()[0]
     assert second["pid"] == os.getpid() and second["datetime"][:2] == "20"
 
 

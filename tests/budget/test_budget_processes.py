@@ -19,7 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from skdp import BudgetExceededError, PrivacyBudget
-from skdp.accounting import gaussian_rdp, pure_dp_rdp
+from skdp.accounting import (
+    epsilon_of,
+    gaussian_rdp,
+    laplace_rdp,
+    poisson_subsampled_gaussian_rdp,
+    pure_dp_rdp,
+    sampled_without_replacement_gaussian_rdp,
+)
 
 CTX = multiprocessing.get_context("fork")
 N_WORKERS = 8
@@ -33,6 +40,8 @@ def _charge_repeatedly(pickled_budget, pickled_curve, attempts, barrier, results
     try:
         budget = pickle.loads(pickled_budget)  # reattaches to the same file
         curve = pickle.loads(pickled_curve)
+        if isinstance(curve, list):  # one curve per worker, in turn
+            curve = curve[int.from_bytes(os.urandom(2), "little") % len(curve)]
         barrier.wait(timeout=60)
         for _ in range(attempts):
             try:
@@ -63,11 +72,14 @@ def _run_workers(budget, curve, attempts):
 
 def _assert_never_over_cap(budget, cap):
     # Every prefix of the ledger (the running total after each charge) and
-    # the final spend stay within the cap.
+    # the final spend stay within the cap, composed here by hand with the
+    # budget's accountant (epsilon_of on the composed curve and its event).
     running = None
     for charge in budget.ledger:
         running = charge.curve if running is None else running + charge.curve
-        assert running.epsilon(budget.delta) <= cap * (1 + CAP_RTOL)
+        eps = epsilon_of(running, budget.delta, accountant=budget.accountant)
+        assert eps <= cap * (1 + CAP_RTOL)
+        assert charge.total_epsilon == pytest.approx(eps, rel=1e-9)
     assert budget.spent()[0] <= cap * (1 + CAP_RTOL)
 
 
@@ -84,19 +96,48 @@ def test_processes_charging_pure_dp_never_overspend(tmp_path):
     assert [c.id for c in budget.ledger] == list(range(1, n_admitted + 1))
 
 
-def test_processes_charging_gaussian_never_overspend(tmp_path):
+@pytest.mark.parametrize("accountant", ["rdp", "tightest", "pld"])
+def test_processes_charging_gaussian_never_overspend(tmp_path, accountant):
     n_admitted = 8
     curve = gaussian_rdp(4.0)
     # The cap is exactly the ε of the 8-fold composition (for σ=4 the sum of
-    # 8 curves exceeds 8 * curve by one ulp: the tolerance matters here).
-    cap = (n_admitted * curve).epsilon(1e-5)
-    budget = PrivacyBudget(cap, 1e-5, ledger=tmp_path / "gauss.sqlite")
+    # 8 RDP curves exceeds 8 * curve by one ulp: the tolerance matters here;
+    # the PLD of 8 Gaussians is the exact μ-GDP one, μ = √8/4).
+    cap = epsilon_of(n_admitted * curve, 1e-5, accountant=accountant)
+    budget = PrivacyBudget(cap, 1e-5, ledger=tmp_path / "gauss.sqlite", accountant=accountant)
     accepted, refused = _run_workers(budget, curve, attempts=2)
     assert accepted == n_admitted
     assert refused == N_WORKERS * 2 - n_admitted
     assert len(budget) == n_admitted
     _assert_never_over_cap(budget, cap)
     assert budget.spent()[0] == pytest.approx(cap, rel=CAP_RTOL)
+
+
+@pytest.mark.parametrize("accountant", ["tightest", "pld"])
+def test_processes_charging_mixed_mechanisms_never_overspend(tmp_path, accountant):
+    # Workers charge different mechanisms at once (DP-SGD with either
+    # sampling, Laplace, Gaussian, pure DP): the PLD state is composed under
+    # the lock, and every prefix of the ledger stays within the cap.
+    curves = [
+        poisson_subsampled_gaussian_rdp(0.01, 1.5, 300),
+        sampled_without_replacement_gaussian_rdp(0.02, 3.0, 50),
+        laplace_rdp(4.0),
+        gaussian_rdp(6.0) * 2,
+        pure_dp_rdp(0.2),
+    ]
+    cap = 2.0
+    budget = PrivacyBudget(cap, 1e-6, ledger=tmp_path / "mixed.sqlite", accountant=accountant)
+    accepted, refused = _run_workers(budget, curves, attempts=4)
+    assert accepted == len(budget) >= 3 and refused > 0
+    assert accepted + refused == N_WORKERS * 4
+    _assert_never_over_cap(budget, cap)
+    # a refused charge was refused by the same accountant that reports the spend
+    spent = budget.spent()[0]
+    for curve in curves:
+        total = sum((c.curve for c in budget.ledger), curve)
+        affordable = epsilon_of(total, 1e-6, accountant=accountant) <= cap * (1 + CAP_RTOL)
+        assert budget.can_afford(curve) == affordable
+    assert spent <= cap
 
 
 def test_threads_charging_never_overspend():
@@ -157,7 +198,7 @@ _CONTINUE_IN_A_NEW_PROCESS = textwrap.dedent(
     opened = PrivacyBudget.open(path)
     before = len(opened), opened.spent()[0]
     opened.charge(pure_dp_rdp(0.25), label="opened")
-    same = PrivacyBudget(2.0, 1e-6, ledger=path, orders=[2.0, 4.0, 16.0])
+    same = PrivacyBudget(2.0, 1e-6, ledger=path, orders=[2.0, 4.0, 16.0], accountant="rdp")
     same.charge(pure_dp_rdp(0.25), label="same params")
     errors = []
     for kwargs in ({"epsilon": 3.0, "delta": 1e-6}, {"epsilon": 2.0, "delta": 0.0}):
@@ -182,7 +223,8 @@ _CONTINUE_IN_A_NEW_PROCESS = textwrap.dedent(
 
 def test_budget_reopened_in_a_new_process_continues(tmp_path):
     path = str(tmp_path / "study.sqlite")
-    budget = PrivacyBudget(2.0, 1e-6, ledger=path, orders=[2.0, 4.0, 16.0])
+    # RDP: pure ε-DP charges add up to exactly the cap (open() keeps the accountant)
+    budget = PrivacyBudget(2.0, 1e-6, ledger=path, orders=[2.0, 4.0, 16.0], accountant="rdp")
     budget.charge(pure_dp_rdp(0.5), label="first session")
     budget.charge(pure_dp_rdp(0.25), label="first session")
     out = subprocess.run(

@@ -14,6 +14,7 @@ from skdp.accounting import (
     DEFAULT_ORDERS,
     RDPCurve,
     approximate_dp_rdp,
+    epsilon_of,
     gaussian_rdp,
     laplace_rdp,
     pure_dp_rdp,
@@ -70,7 +71,7 @@ def _old_spent(budget, total):
 
 # -- equality with the recomposition -------------------------------------------
 def test_running_total_is_bit_identical_to_the_recomposition_in_id_order(path):
-    budget = PrivacyBudget(50.0, 1e-5, ledger=path)
+    budget = PrivacyBudget(50.0, 1e-5, ledger=path, accountant="rdp")
     curves = _mixed_curves()
     for i, curve in enumerate(curves):
         budget.charge(curve, label=f"charge {i}")
@@ -93,7 +94,7 @@ def test_running_total_is_bit_identical_to_the_recomposition_in_id_order(path):
 
 
 def test_charge_does_not_recompose_the_ledger(path, monkeypatch):
-    budget = PrivacyBudget(10.0, 1e-5, ledger=path)
+    budget = PrivacyBudget(10.0, 1e-5, ledger=path, accountant="rdp")
     for _ in range(5):
         budget.charge(gaussian_rdp(20.0))
 
@@ -145,10 +146,15 @@ def _write_v1_ledger(path, epsilon, delta, curves):
     for i, curve in enumerate(curves):
         conn.execute(
             "INSERT INTO charges (time, label, epsilon, curve, pid) VALUES (?, ?, ?, ?, ?)",
-            (time.time(), f"old {i}", curve.epsilon(delta), json.dumps(curve.to_dict()), 1),
+            (time.time(), f"old {i}", curve.epsilon(delta), json.dumps(_old_curve_dict(curve)), 1),
         )
     conn.execute("PRAGMA journal_mode = WAL")
     conn.close()
+
+
+def _old_curve_dict(curve):
+    """A curve as skdp wrote it before curves carried events."""
+    return {k: v for k, v in curve.to_dict().items() if k != "event"}
 
 
 def _schema(path):
@@ -164,8 +170,10 @@ def test_v1_ledger_is_read_without_writing_and_migrated_by_the_first_charge(path
     curves = [gaussian_rdp(10.0), pure_dp_rdp(0.2), gaussian_rdp(12.0)]
     _write_v1_ledger(path, 3.0, 1e-5, curves)
     budget = PrivacyBudget.open(path)
+    assert budget.accountant == "tightest"  # the default: the file stored none
     expected = _recomposed(path, budget.orders)
-    # Reading composes on the fly and changes nothing in the file.
+    # Reading composes on the fly and changes nothing in the file; charges
+    # without an event are composed by their curves, as before.
     assert budget.spent() == _old_spent(budget, expected)
     _assert_identical(budget.total_curve(), expected)
     assert len(budget) == 3 and budget.can_afford(gaussian_rdp(10.0))
@@ -179,12 +187,20 @@ def test_v1_ledger_is_read_without_writing_and_migrated_by_the_first_charge(path
     # The first recorded charge migrates inside its own write transaction.
     budget.charge(gaussian_rdp(10.0), label="new")
     names, version = _schema(path)
-    assert {"total"} | TRIGGERS <= names and version == 2
+    assert {"total"} | TRIGGERS <= names and version == 3
     (n, last_id, text), = _stored_total(path)
     assert (n, last_id) == (4, 4)
     _assert_identical(RDPCurve.from_dict(json.loads(text)), _recomposed(path, budget.orders))
-    assert budget.spent() == _old_spent(budget, _recomposed(path, budget.orders))
     assert [c.label for c in budget.ledger][-1] == "new"
+    assert [c.event for c in budget.ledger] == [None, None, None, gaussian_rdp(10.0).event]
+    # The new charge has a PLD, the old ones only curves: the smaller of RDP
+    # and (PLD of the new + RDP of the old, basic composition).
+    rdp = _old_spent(budget, _recomposed(path, budget.orders))
+    old = sum((c.curve for c in budget.ledger[:3]), RDPCurve.zero(budget.orders))
+    hybrid = min(old.epsilon(1e-5 * (1 - f)) + epsilon_of(gaussian_rdp(10.0), 1e-5 * f)
+                 for f in (0.5, 0.25, 0.75, 0.1, 0.9, 0.03, 0.97, 0.01, 0.99))
+    assert budget.spent()[0] == min(rdp[0], hybrid)
+    assert PrivacyBudget.open(path, accountant="rdp").spent() == rdp
 
 
 def test_threads_charging_a_v1_ledger_never_overspend(path):
@@ -227,7 +243,7 @@ def _raw_insert(curve):
     # What an older skdp (or any other program) writes: a charge, no total.
     return (
         "INSERT INTO charges (time, label, epsilon, curve, pid) VALUES (?, 'raw', 0, ?, 1)",
-        (time.time(), json.dumps(curve.to_dict())),
+        (time.time(), json.dumps(_old_curve_dict(curve))),
     )
 
 
@@ -270,6 +286,9 @@ def test_stale_total_is_recomposed_even_without_the_triggers(path):
     ],
 )
 def test_total_follows_any_change_to_the_charges(path, tamper):
+    # Editing a charge's curve leaves its event behind: an event more private
+    # than its curve is not used (the curve alone counts), so every
+    # accountant follows the edit.
     budget = PrivacyBudget(2.0, 0.0, ledger=path)
     budget.charge(pure_dp_rdp(0.25))
     budget.charge(pure_dp_rdp(0.125))
