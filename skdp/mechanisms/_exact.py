@@ -17,10 +17,16 @@ seeded generator gives reproducible draws. The uniform integers are drawn by
 rejection from those bits, which is exact.
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .._typing import NDArray, RandomStateLike
 
 __all__ = [
     "sample_bernoulli_exp",
@@ -172,7 +178,12 @@ def _draw(one, size, rng):
     return out.reshape(shape)
 
 
-def sample_bernoulli_exp(gamma, size=None, *, random_state=None):
+def sample_bernoulli_exp(
+    gamma: float | Fraction,
+    size: int | tuple[int, ...] | None = None,
+    *,
+    random_state: RandomStateLike = None,
+) -> bool | NDArray[np.bool_]:
     """Exact draws of Bernoulli(exp(−γ)) (Canonne, Kamath & Steinke 2020, Alg. 1).
 
     Parameters
@@ -199,7 +210,12 @@ def sample_bernoulli_exp(gamma, size=None, *, random_state=None):
     return np.asarray(out, dtype=bool) if size is not None else bool(out)
 
 
-def sample_discrete_laplace(scale, size=None, *, random_state=None):
+def sample_discrete_laplace(
+    scale: float | Fraction,
+    size: int | tuple[int, ...] | None = None,
+    *,
+    random_state: RandomStateLike = None,
+) -> int | np.ndarray:
     """Exact draws of the discrete Laplace distribution on the integers.
 
     P(x) = (e^{1/scale} − 1)/(e^{1/scale} + 1) · exp(−|x| / scale), sampled
@@ -231,7 +247,12 @@ def sample_discrete_laplace(scale, size=None, *, random_state=None):
     return _draw(lambda bits: _discrete_laplace(s, t, bits), size, _as_rng(random_state))
 
 
-def sample_discrete_gaussian(sigma, size=None, *, random_state=None):
+def sample_discrete_gaussian(
+    sigma: float | Fraction,
+    size: int | tuple[int, ...] | None = None,
+    *,
+    random_state: RandomStateLike = None,
+) -> int | np.ndarray:
     """Exact draws of the discrete Gaussian N_Z(0, σ²) on the integers.
 
     P(x) ∝ exp(−x²/(2σ²)), sampled with Canonne, Kamath & Steinke 2020,

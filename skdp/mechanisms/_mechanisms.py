@@ -15,8 +15,11 @@ integer samplers) on integer or grid-valued queries when a float is released
 directly; the stats functions do so with ``secure=True``.
 """
 
+from __future__ import annotations
+
 import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +39,9 @@ from ._exact import (
     sample_discrete_laplace,
     zcdp_rho_at_least,
 )
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, FloatOrArray, RandomStateLike
 
 __all__ = [
     "DiscreteGaussianMechanism",
@@ -71,7 +77,7 @@ def _check_positive(name, value):
     return value
 
 
-def exponential_mechanism_rdp(epsilon, *, orders=None):
+def exponential_mechanism_rdp(epsilon: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP curve of the exponential mechanism run at privacy parameter ε.
 
     The mechanism is ε-DP (McSherry & Talwar 2007, Thm. 6) and ε-bounded
@@ -121,23 +127,24 @@ class LaplaceMechanism:
     (2,)
     """
 
-    def __init__(self, epsilon, *, sensitivity=1.0):
+    def __init__(self, epsilon: float, *, sensitivity: float = 1.0) -> None:
         self.epsilon = check_epsilon(epsilon, allow_inf=False)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.scale = self.sensitivity / self.epsilon
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         """Exact RDP curve of Laplace noise (Mironov 2017, Prop. 6)."""
         return laplace_rdp(self.scale, sensitivity=self.sensitivity, orders=orders)
 
-    def sample_noise(self, size=None, *, random_state=None):
+    def sample_noise(self, size: int | tuple[int, ...] | None = None, *,
+                     random_state: RandomStateLike = None) -> FloatOrArray:
         return check_generator(random_state).laplace(0.0, self.scale, size=size)
 
-    def randomise(self, value, *, random_state=None):
+    def randomise(self, value: ArrayLike, *, random_state: RandomStateLike = None) -> FloatOrArray:
         value = np.asarray(value, dtype=float)
         return value + self.sample_noise(value.shape, random_state=random_state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LaplaceMechanism(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r})"
 
 
@@ -174,8 +181,9 @@ class GaussianMechanism:
     6.0
     """
 
-    def __init__(self, epsilon=None, delta=None, *, sensitivity=1.0, noise_multiplier=None,
-                 method="analytic"):
+    def __init__(self, epsilon: float | None = None, delta: float | None = None, *,
+                 sensitivity: float = 1.0, noise_multiplier: float | None = None,
+                 method: str = "analytic") -> None:
         self.sensitivity = _check_sensitivity(sensitivity)
         if noise_multiplier is not None:
             if epsilon is not None or delta is not None:
@@ -204,18 +212,19 @@ class GaussianMechanism:
             self.epsilon, self.delta, self.method = epsilon, delta, method
         self.sigma = self.noise_multiplier * self.sensitivity
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         """Gaussian RDP α/(2z²) (Mironov 2017, Prop. 7)."""
         return gaussian_rdp(self.noise_multiplier, orders=orders)
 
-    def sample_noise(self, size=None, *, random_state=None):
+    def sample_noise(self, size: int | tuple[int, ...] | None = None, *,
+                     random_state: RandomStateLike = None) -> FloatOrArray:
         return check_generator(random_state).normal(0.0, self.sigma, size=size)
 
-    def randomise(self, value, *, random_state=None):
+    def randomise(self, value: ArrayLike, *, random_state: RandomStateLike = None) -> FloatOrArray:
         value = np.asarray(value, dtype=float)
         return value + self.sample_noise(value.shape, random_state=random_state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"GaussianMechanism(noise_multiplier={self.noise_multiplier:.6g}, "
                 f"sensitivity={self.sensitivity!r})")
 
@@ -240,18 +249,20 @@ class DiscreteLaplaceMechanism:
     dtype('int64')
     """
 
-    def __init__(self, epsilon, *, sensitivity=1):
+    def __init__(self, epsilon: float, *, sensitivity: int = 1) -> None:
         self.epsilon = check_epsilon(epsilon, allow_inf=False)
         self.sensitivity = _check_sensitivity(sensitivity, integer=True)
         self.scale = Fraction(self.sensitivity) / Fraction(self.epsilon)
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         return pure_dp_rdp(self.epsilon, orders=orders)
 
-    def sample_noise(self, size=None, *, random_state=None):
+    def sample_noise(self, size: int | tuple[int, ...] | None = None, *,
+                     random_state: RandomStateLike = None) -> int | np.ndarray:
         return sample_discrete_laplace(self.scale, size, random_state=random_state)
 
-    def randomise(self, value, *, random_state=None):
+    def randomise(self, value: ArrayLike, *,
+                  random_state: RandomStateLike = None) -> int | np.ndarray:
         value = _as_integer_array(value)
         return value + self.sample_noise(value.shape, random_state=random_state)
 
@@ -271,7 +282,7 @@ class DiscreteGaussianMechanism:
     (6.0, 0.125)
     """
 
-    def __init__(self, *, noise_multiplier, sensitivity=1):
+    def __init__(self, *, noise_multiplier: float, sensitivity: int = 1) -> None:
         self.noise_multiplier = _check_positive("noise_multiplier", noise_multiplier)
         self.sensitivity = _check_sensitivity(sensitivity, integer=True)
         # the smallest float >= z·Δ: a float product may round below it (0.7·3), and
@@ -279,13 +290,15 @@ class DiscreteGaussianMechanism:
         self.sigma = float_at_least(gaussian_sigma_at_least(self.noise_multiplier, self.sensitivity))
         self.rho = zcdp_rho_at_least(self.noise_multiplier)  # >= Δ²/(2σ²) for the σ sampled
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         return zcdp_rdp(self.rho, orders=orders)
 
-    def sample_noise(self, size=None, *, random_state=None):
+    def sample_noise(self, size: int | tuple[int, ...] | None = None, *,
+                     random_state: RandomStateLike = None) -> int | np.ndarray:
         return sample_discrete_gaussian(self.sigma, size, random_state=random_state)
 
-    def randomise(self, value, *, random_state=None):
+    def randomise(self, value: ArrayLike, *,
+                  random_state: RandomStateLike = None) -> int | np.ndarray:
         value = _as_integer_array(value)
         return value + self.sample_noise(value.shape, random_state=random_state)
 
@@ -326,7 +339,7 @@ class ExponentialMechanism:
     1
     """
 
-    def __init__(self, epsilon, *, sensitivity=1.0, monotonic=False):
+    def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> None:
         self.epsilon = check_epsilon(epsilon, allow_inf=False)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
@@ -339,19 +352,20 @@ class ExponentialMechanism:
             log_w = log_w + np.asarray(log_base, dtype=float)
         return log_w
 
-    def probabilities(self, utilities, *, log_base=None):
+    def probabilities(self, utilities: ArrayLike, *, log_base: ArrayLike | None = None) -> FloatArray:
         log_w = self._log_weights(utilities, log_base)
         log_w = log_w - np.max(log_w)
         w = np.exp(log_w)
         return w / w.sum()
 
-    def select(self, utilities, *, log_base=None, random_state=None):
+    def select(self, utilities: ArrayLike, *, log_base: ArrayLike | None = None,
+               random_state: RandomStateLike = None) -> int:
         """Index of the selected candidate."""
         log_w = self._log_weights(utilities, log_base)
         gumbel = check_generator(random_state).gumbel(size=log_w.shape)
         return int(np.argmax(log_w + gumbel))
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         return exponential_mechanism_rdp(self.epsilon, orders=orders)
 
 
@@ -372,12 +386,12 @@ class PermuteAndFlip:
     1
     """
 
-    def __init__(self, epsilon, *, sensitivity=1.0, monotonic=False):
+    def __init__(self, epsilon: float, *, sensitivity: float = 1.0, monotonic: bool = False) -> None:
         self.epsilon = check_epsilon(epsilon, allow_inf=False)
         self.sensitivity = _check_sensitivity(sensitivity)
         self.monotonic = bool(monotonic)
 
-    def select(self, utilities, *, random_state=None):
+    def select(self, utilities: ArrayLike, *, random_state: RandomStateLike = None) -> int:
         u = _check_utilities(utilities)
         rng = check_generator(random_state)
         factor = self.epsilon / (self.sensitivity * (1.0 if self.monotonic else 2.0))
@@ -386,7 +400,7 @@ class PermuteAndFlip:
         heads = rng.random(u.size) < accept[order]
         return int(order[np.argmax(heads)])  # the best candidate always has heads
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         return pure_dp_rdp(self.epsilon, orders=orders)
 
 
@@ -414,7 +428,7 @@ class RandomizedResponse:
     [1, 1, 2, 2]
     """
 
-    def __init__(self, epsilon, *, n_categories=2):
+    def __init__(self, epsilon: float, *, n_categories: int = 2) -> None:
         self.epsilon = check_epsilon(epsilon, allow_inf=False)
         k = int(n_categories)
         if k != n_categories or k < 2:
@@ -422,7 +436,8 @@ class RandomizedResponse:
         self.n_categories = k
         self.p_keep = math.exp(self.epsilon) / (math.exp(self.epsilon) + k - 1) if self.epsilon < 700 else 1.0
 
-    def randomise(self, value, *, random_state=None):
+    def randomise(self, value: ArrayLike, *,
+                  random_state: RandomStateLike = None) -> np.ndarray:
         value = np.asarray(value)
         if value.dtype.kind not in "iu" or np.any(value < 0) or np.any(value >= self.n_categories):
             raise ValueError(f"values must be integers in [0, {self.n_categories}).")
@@ -432,5 +447,5 @@ class RandomizedResponse:
         shift = rng.integers(1, self.n_categories, size=value.shape)
         return np.where(flip, (value + shift) % self.n_categories, value)
 
-    def privacy_curve(self, *, orders=None):
+    def privacy_curve(self, *, orders: ArrayLike | None = None) -> RDPCurve:
         return randomized_response_rdp(self.epsilon, n_categories=self.n_categories, orders=orders)

@@ -45,13 +45,22 @@ secure : bool, default=False
     many such blocks there are (the released value does not).
 """
 
+from __future__ import annotations
+
 import builtins
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
 from . import _core
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import ArrayLike, FloatArray, FloatOrArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = [
     "count",
@@ -97,7 +106,16 @@ def _charge(budget, curve, name, epsilon, delta, n_outputs, secure):
         )
 
 
-def count(a, axis=None, *, epsilon, delta=0.0, budget=None, random_state=None, secure=False):
+def count(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> FloatOrArray:
     """Differentially private ``np.count_nonzero(a, axis)``.
 
     One row changes a per-column count (``axis=0``) by at most 1 and the
@@ -131,7 +149,17 @@ def count(a, axis=None, *, epsilon, delta=0.0, budget=None, random_state=None, s
     return _core._count_release(arr, epsilon=epsilon, delta=delta, axis=axis, rng=rng, secure=secure)
 
 
-def sum(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=None, secure=False):
+def sum(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> FloatOrArray:
     """Differentially private ``np.sum(np.clip(a, *bounds), axis)``.
 
     Sensitivity per column ``max(|lower|, |upper|)`` (add/remove one row); with
@@ -155,7 +183,17 @@ def sum(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=N
                               rng=rng, secure=secure, value_range=value_range)
 
 
-def mean(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=None, secure=False):
+def mean(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> FloatOrArray:
     """Differentially private ``np.mean(np.clip(a, *bounds), axis)``.
 
     A noisy count and one noisy centred sum per column (k = d + 1 sums
@@ -183,8 +221,18 @@ def mean(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=
                                rng=rng, secure=secure, value_range=value_range)
 
 
-def var(a, axis=None, *, epsilon, bounds, delta=0.0, ddof=0, budget=None, random_state=None,
-        secure=False):
+def var(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    ddof: int = 0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> FloatOrArray:
     """Differentially private ``np.var(np.clip(a, *bounds), axis, ddof=ddof)``.
 
     A noisy count, noisy Σy and noisy Σ(y² − h²/2) per column with
@@ -205,8 +253,18 @@ def var(a, axis=None, *, epsilon, bounds, delta=0.0, ddof=0, budget=None, random
                                budget, random_state, secure)
 
 
-def std(a, axis=None, *, epsilon, bounds, delta=0.0, ddof=0, budget=None, random_state=None,
-        secure=False):
+def std(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    ddof: int = 0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> FloatOrArray:
     """Differentially private ``np.std``: the square root of :func:`var`.
 
     Examples
@@ -250,8 +308,20 @@ def _check_quantiles(q):
     return q_arr
 
 
-def quantile(a, q, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=None,
-             secure=False, method="split", grid_size=1024):
+def quantile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+    method: str = "split",
+    grid_size: int = 1024,
+) -> FloatOrArray:
     """Differentially private ``np.quantile(np.clip(a, *bounds), q, axis)``.
 
     One level is chosen by the exponential mechanism over the gaps between
@@ -332,8 +402,18 @@ def quantile(a, q, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random
                                    grid_size=grid_size)
 
 
-def median(a, axis=None, *, epsilon, bounds, delta=0.0, budget=None, random_state=None,
-           secure=False, grid_size=1024):
+def median(
+    a: ArrayLike,
+    axis: int | None = None,
+    *,
+    epsilon: float,
+    bounds: ArrayLike,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+    grid_size: int = 1024,
+) -> FloatOrArray:
     """Differentially private ``np.median``: :func:`quantile` at q = 0.5.
 
     ``secure=True`` releases a point of a public grid of ``grid_size``
@@ -393,8 +473,18 @@ def _check_bins_range(bins, range, n_dims):
                 raise ValueError(f"range must be finite with lower < upper; got {r!r}.")
 
 
-def histogram(a, bins=10, range=None, *, epsilon, delta=0.0, density=False, budget=None,
-              random_state=None, secure=False):
+def histogram(
+    a: ArrayLike,
+    bins: int | ArrayLike = 10,
+    range: tuple[float, float] | None = None,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    density: bool = False,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> tuple[FloatArray, FloatArray]:
     """Differentially private ``np.histogram(a, bins, range)``.
 
     One row falls in at most one bin, so the counts have L1 and L2
@@ -436,8 +526,18 @@ def histogram(a, bins=10, range=None, *, epsilon, delta=0.0, density=False, budg
                                     rng=rng, secure=secure, density=density)
 
 
-def histogramdd(sample, bins=10, range=None, *, epsilon, delta=0.0, density=False, budget=None,
-                random_state=None, secure=False):
+def histogramdd(
+    sample: ArrayLike,
+    bins: int | ArrayLike = 10,
+    range: ArrayLike | None = None,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    density: bool = False,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> tuple[FloatArray, Sequence[FloatArray]]:
     """Differentially private ``np.histogramdd(sample, bins, range)``.
 
     ``sample`` has shape (n_rows, D); one row falls in at most one cell, so
@@ -466,8 +566,19 @@ def histogramdd(sample, bins=10, range=None, *, epsilon, delta=0.0, density=Fals
                                       rng=rng, secure=secure, density=density)
 
 
-def histogram2d(x, y, bins=10, range=None, *, epsilon, delta=0.0, density=False, budget=None,
-                random_state=None, secure=False):
+def histogram2d(
+    x: ArrayLike,
+    y: ArrayLike,
+    bins: int | ArrayLike = 10,
+    range: ArrayLike | None = None,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    density: bool = False,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Differentially private ``np.histogram2d(x, y, bins, range)``.
 
     Row i is the pair (x[i], y[i]); see :func:`histogramdd`.

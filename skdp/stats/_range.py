@@ -29,13 +29,19 @@ keeps the whole at the fit's (ε, δ). Public bounds are always better: they
 cost nothing and fit the data's meaning rather than a log-scale grid.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.special import ndtri
 
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
 from . import _core
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["bounds"]
 
@@ -97,6 +103,8 @@ def _threshold(epsilon, delta, n_features):
     tail = FALSE_BIN_RATE / N_BINS
     if _core._sums_delta(epsilon, delta, n_features) == 0:
         return scale * math.log(0.5 / tail)
+    from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
+
     return scale * float(-ndtri(tail))
 
 
@@ -173,7 +181,15 @@ def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=N
     return eps_bounds, lo, fixed + stat_curve(lo)
 
 
-def bounds(a, *, epsilon, delta=0.0, budget=None, random_state=None, secure=False):
+def bounds(
+    a: ArrayLike,
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    budget: PrivacyBudget | None = None,
+    random_state: RandomStateLike = None,
+    secure: bool = False,
+) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
     """Differentially private bounds ``(lower, upper)`` of each column, without any bounds.
 
     One noisy histogram per column over a public grid of bins, one per
