@@ -11,14 +11,16 @@ Every command takes ``--json`` for machine-readable output. Bad input exits
 with status 2 and a one-line reason on stderr.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import math
 import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
-from ._dpsgd import dpsgd_schedule
 from .accounting import (
     calibrate_noise_multiplier,
     epsilon_for,
@@ -26,6 +28,9 @@ from .accounting import (
     sampled_without_replacement_gaussian_rdp,
 )
 from .budget import PrivacyBudget
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -74,6 +79,8 @@ def _steps(args):
     epochs = args.epochs
     if not (math.isfinite(epochs) and epochs > 0):
         raise ValueError(f"--epochs must be finite and > 0; got {epochs!r}.")
+    from ._dpsgd import dpsgd_schedule  # the DP-SGD engine, only for --epochs
+
     _, steps_per_epoch, _ = dpsgd_schedule(None, None, 1, sampling_rate=q)
     # rounding to 9 decimals first keeps float noise from adding a step
     return math.ceil(round(epochs * steps_per_epoch, 9))
@@ -280,7 +287,7 @@ def _parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``skdp`` command with ``argv`` (default: ``sys.argv[1:]``).
 
     Returns the exit status: 0 on success, 2 on bad input (with one line on
