@@ -57,7 +57,7 @@ def _section(title, items):
     return "\n".join(lines)
 
 
-def show_versions():
+def show_versions() -> None:
     """Print the system, the versions of skdp and its dependencies, and the BLAS threads.
 
     For bug reports, as ``sklearn.show_versions()``: the Python version and

@@ -14,7 +14,7 @@ def _delta_of_sigma(epsilon, sigma, sensitivity):
     return gdp_to_delta(sensitivity / sigma, epsilon)
 
 
-def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Smallest noise std σ for which the Gaussian mechanism is (ε, δ)-DP.
 
     Balle & Wang 2018 ("Improving the Gaussian mechanism for differential
