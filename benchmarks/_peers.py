@@ -1,21 +1,73 @@
-"""Run a peer library's script in its own venv on arrays from this process (benchmarks only).
+"""The peer libraries' virtual environments, and running a peer's script in one (benchmarks only).
 
-diffprivlib needs scikit-learn < 1.8, so the benchmarks run it in /work/dplvenv as a
-subprocess: the arrays go to a temporary .npz file, the script gets its path as sys.argv[1]
-and prints one JSON line last on stdout.
+diffprivlib needs scikit-learn < 1.8, and Opacus brings torch, so the benchmarks run each in a
+venv of its own, as a subprocess: the arrays go to a temporary .npz file, the script gets its
+path as sys.argv[1] and prints one JSON line last on stdout.
+
+Where the venvs are: one per peer, named after it (``diffprivlib``, ``opacus``), in the folder
+named by the environment variable ``SKDP_BENCH_PEERS_DIR``, else in ``skdp-bench-peers`` of
+the user's cache folder (``~/.cache``). Create them with::
+
+    python benchmarks/setup_peers.py            # pip; an existing venv is kept
+
+or point ``SKDP_BENCH_PEERS_DIR`` at a folder that already holds them. A benchmark whose
+peer venv is missing leaves that peer's columns out and says so.
 """
 
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
 
-DPL_PYTHON = "/work/dplvenv/bin/python"
+PEERS_DIR_VARIABLE = "SKDP_BENCH_PEERS_DIR"
+
+# What each peer venv holds. "torch==2.13.0" with pip's default index is the CPU build on
+# Linux; an unpinned torch may fetch a CUDA build of several GB.
+PEER_REQUIREMENTS = {
+    "diffprivlib": ["diffprivlib==0.6.6", "scikit-learn<1.8"],
+    "opacus": ["torch==2.13.0", "opacus==1.6.0", "numpy"],
+}
 
 
-def run_peer(script, arrays, *args, python=DPL_PYTHON):
+def peers_dir():
+    """The folder of the peer venvs: ``$SKDP_BENCH_PEERS_DIR``, else ``~/.cache/skdp-bench-peers``."""
+    folder = os.environ.get(PEERS_DIR_VARIABLE)
+    if folder:
+        return os.path.abspath(os.path.expanduser(folder))
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "skdp-bench-peers")
+
+
+def peer_python(name):
+    """The interpreter of peer ``name``'s venv (it may not exist)."""
+    if os.name == "nt":
+        return os.path.join(peers_dir(), name, "Scripts", "python.exe")
+    return os.path.join(peers_dir(), name, "bin", "python")
+
+
+def setup_peers(names=None):
+    """Create the peer venvs that do not exist yet, with pip; returns their interpreters."""
+    pythons = {}
+    for name in names or PEER_REQUIREMENTS:
+        python = peer_python(name)
+        root = os.path.dirname(os.path.dirname(python))
+        if os.path.exists(python):
+            print(f"{name}: {root} exists, kept")
+        else:
+            subprocess.run([sys.executable, "-m", "venv", root], check=True)
+            subprocess.run([python, "-m", "pip", "install", "-q", *PEER_REQUIREMENTS[name]], check=True)
+            print(f"{name}: {root} created with {' '.join(PEER_REQUIREMENTS[name])}")
+        pythons[name] = python
+    return pythons
+
+
+DPL_PYTHON = peer_python("diffprivlib")
+
+
+def run_peer(script, arrays, *args, python=None):
     """Run ``python -c script <npz path> *args`` and return the JSON of its last stdout line.
 
     Parameters
@@ -26,8 +78,8 @@ def run_peer(script, arrays, *args, python=DPL_PYTHON):
         Saved with ``np.savez`` to a temporary file, removed afterwards.
     *args : str
         Further command-line arguments (sys.argv[2:] in the script).
-    python : str
-        Interpreter of the peer's venv.
+    python : str, optional
+        Interpreter of the peer's venv; default: diffprivlib's (:func:`peer_python`).
 
     Returns
     -------
@@ -38,8 +90,10 @@ def run_peer(script, arrays, *args, python=DPL_PYTHON):
     RuntimeError
         If the script exits with a non-zero status; the message ends with the tail of its stderr.
     """
+    python = python or peer_python("diffprivlib")
     if not os.path.exists(python):
-        print(f"NOTE: {python} not found; diffprivlib skipped.")
+        print(f"NOTE: {python} not found (python benchmarks/setup_peers.py creates it, "
+              f"or set {PEERS_DIR_VARIABLE}); this peer is skipped.")
         return None
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "arrays.npz")

@@ -1,11 +1,13 @@
 """Peers of the benchmark suite, each in its own venv (benchmarks/bench_suite.py).
 
-- diffprivlib needs scikit-learn < 1.8: it runs in ``/work/venvs/diffprivlib`` (or the older
-  ``/work/dplvenv``) as a subprocess, through :func:`_peers.run_peer`.
-- Opacus runs in ``/work/venvs/opacus`` (CPU torch 2.13.0, opacus 1.6), also as a subprocess,
-  so that torch's threads and imports stay out of the process that times skdp.
+- diffprivlib needs scikit-learn < 1.8: it runs in its peer venv as a subprocess, through
+  :func:`_peers.run_peer`.
+- Opacus runs in its peer venv (CPU torch 2.13.0, opacus 1.6), also as a subprocess, so that
+  torch's threads and imports stay out of the process that times skdp.
 
-``python benchmarks/bench_suite.py --setup-peers`` creates both venvs with pip.
+Where the venvs are and how to create them: benchmarks/_peers.py (``python
+benchmarks/setup_peers.py``, or ``--setup-peers`` here; ``SKDP_BENCH_PEERS_DIR`` points at
+existing ones).
 
 Each script gets the arrays (``Xtr``, ``ytr``, ``Xte``, ``yte``) and a JSON list of jobs,
 and prints one JSON line: per job, ``{"score": float, "seconds": float}`` or
@@ -18,14 +20,12 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _peers import run_peer  # noqa: E402
+from _peers import PEER_REQUIREMENTS, peer_python, run_peer, setup_peers  # noqa: E402
 
-DPL_CANDIDATES = ["/work/venvs/diffprivlib/bin/python", "/work/dplvenv/bin/python"]
-OPACUS_CANDIDATES = ["/work/venvs/opacus/bin/python", "/work/benchvenv/bin/python"]
-DPL_REQUIREMENTS = ["diffprivlib==0.6.6", "scikit-learn<1.8"]
-# "torch==2.13.0" is the CPU build on this machine's disk; a bare "torch" would fetch a
-# CUDA build of several GB.
-OPACUS_REQUIREMENTS = ["torch==2.13.0", "opacus==1.6.0", "numpy"]
+DPL_CANDIDATES = [peer_python("diffprivlib")]
+OPACUS_CANDIDATES = [peer_python("opacus")]
+DPL_REQUIREMENTS = PEER_REQUIREMENTS["diffprivlib"]
+OPACUS_REQUIREMENTS = PEER_REQUIREMENTS["opacus"]
 
 
 def first_existing(paths):
@@ -33,15 +33,8 @@ def first_existing(paths):
 
 
 def setup_peer_venvs():
-    """Create the two peer venvs under /work/venvs with pip (skips an existing one)."""
-    for name, reqs in (("diffprivlib", DPL_REQUIREMENTS), ("opacus", OPACUS_REQUIREMENTS)):
-        root = f"/work/venvs/{name}"
-        if os.path.exists(f"{root}/bin/python"):
-            print(f"{root} exists")
-            continue
-        subprocess.run([sys.executable, "-m", "venv", root], check=True)
-        subprocess.run([f"{root}/bin/pip", "install", "-q", *reqs], check=True)
-        print(f"{root} created: {' '.join(reqs)}")
+    """Create the peer venvs (benchmarks/_peers.py; an existing one is kept)."""
+    setup_peers()
 
 
 def peer_version(python, module):

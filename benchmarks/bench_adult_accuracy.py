@@ -11,7 +11,7 @@ Peers, side by side in one run:
   (it needs scikit-learn < 1.8) as a subprocess on the same preprocessed arrays;
 - skdp DPSGDClassifier(hidden_layer_sizes=(64, 64)) if it is importable.
 
-Usage:  /work/venv/bin/python benchmarks/bench_adult_accuracy.py [--seeds 5] [--dpl-python /work/dplvenv/bin/python]
+Usage:  python benchmarks/bench_adult_accuracy.py [--seeds 5] [--dpl-python PATH]  (default: diffprivlib's peer venv, benchmarks/_peers.py)
 """
 
 import argparse

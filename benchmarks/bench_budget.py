@@ -8,10 +8,19 @@ Side by side in the same run: what a charge composed before the running total
 existed, i.e. reading every recorded charge, decoding its curve and composing
 them all (timed on the same file).
 
+Then, per accountant (``rdp``, ``pld``, ``tightest``), the time of one
+charge on ledgers of N prior charges of three kinds: ``gaussian`` (N
+Gaussian charges: the PLD is the closed-form μ-GDP one), ``mixed`` (N charges
+cycling through six mechanisms: one epoch of the issue's DP-SGD run, q =
+256/60000, σ = 1.1, 469 steps; Laplace; two Gaussians; pure ε-DP; 3-ary
+randomized response; the timed charge is the DP-SGD epoch) and ``distinct``
+(N Laplace charges, each with its own scale: the worst case of the running
+state, which keeps one PLD per distinct mechanism).
+
 Then charges per second from 1 and 8 processes on one file ledger, and the
 time of a GridSearchCV of naive Bayes fits with a budget against without one.
 
-    /work/venv/bin/python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
+    python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
 """
 
 import argparse
@@ -26,14 +35,57 @@ import time
 import numpy as np
 
 from skdp import PrivacyBudget
-from skdp.accounting import RDPCurve, gaussian_rdp
+from skdp.accounting import (
+    RDPCurve,
+    gaussian_rdp,
+    laplace_rdp,
+    poisson_subsampled_gaussian_rdp,
+    pure_dp_rdp,
+    randomized_response_rdp,
+)
+from skdp.accounting import _accountants
 from skdp.budget import _ledger
 
 
 def fill(budget, n, curve):
     with _ledger._connect(budget.path, write=True) as conn:
-        for _ in range(n):
-            _ledger.insert_charge(conn, label="prefill", epsilon=0.0, curve=curve)
+        _ledger.ensure_schema(conn)
+        curves = curve if isinstance(curve, list) else [curve]
+        for i in range(n):
+            _ledger.insert_charge(conn, label="prefill", epsilon=0.0, curve=curves[i % len(curves)])
+
+
+def _ledgers(n):
+    """(name, prior curves, timed curve) of the accountant table."""
+    epoch = poisson_subsampled_gaussian_rdp(256 / 60000, 1.1, 469)
+    mixed = [epoch, laplace_rdp(20.0), gaussian_rdp(30.0), gaussian_rdp(45.0) * 2, pure_dp_rdp(0.01),
+             randomized_response_rdp(0.05, n_categories=3)]
+    distinct = [laplace_rdp(1000.0 + i) for i in range(n)]
+    return [("gaussian", [gaussian_rdp(100.0)], gaussian_rdp(100.0)),
+            ("mixed", mixed, epoch),
+            ("distinct", distinct, laplace_rdp(999.0))]
+
+
+def _clear_caches():
+    _accountants._pld_of.cache_clear()
+    _accountants._pld_epsilon.cache_clear()
+    _accountants._event_curve.cache_clear()
+
+
+def accountant_table(sizes, repeat):
+    print(f"{'accountant':>10}  {'ledger':>8}  {'prior charges':>13}  {'charge (ms)':>11}  {'spent ε':>9}")
+    for accountant in ("rdp", "pld", "tightest"):
+        for n in sizes:
+            for name, prior, timed in _ledgers(n):
+                with tempfile.TemporaryDirectory() as folder:
+                    budget = PrivacyBudget(1e6, 1e-5, ledger=os.path.join(folder, "ledger.sqlite"),
+                                           accountant=accountant)
+                    fill(budget, n, prior)
+                    _clear_caches()  # no composition cached by an earlier row of the table
+                    budget.charge(timed, label="warm-up")  # builds the running state once
+                    ms = median_ms(lambda: budget.charge(timed, label="timed"), repeat)
+                    eps = budget.spent()[0]
+                print(f"{accountant:>10}  {name:>8}  {n:>13}  {ms:>11.2f}  {eps:>9.4g}", flush=True)
 
 
 def recompose_all(budget):
@@ -115,6 +167,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--throughput", type=int, default=200, metavar="N",
                         help="charges per process for the throughput rows (0: skip them)")
+    parser.add_argument("--no-accountants", dest="accountants", action="store_false",
+                        help="skip the table of charge times per accountant")
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
@@ -129,6 +183,8 @@ def main():
             recompose = median_ms(lambda: recompose_all(budget), max(3, args.repeat // 5))
             print(f"{n:>13}  {charge:>11.2f}  {recompose:>18.2f}  {recompose / charge:>6.1f}",
                   flush=True)
+    if args.accountants:
+        accountant_table(args.sizes, max(3, args.repeat // 3))
     if args.throughput:
         for processes in (1, 8):
             rate = throughput(processes, max(1, args.throughput // processes))

@@ -15,10 +15,10 @@
 
 Run::
 
-    /work/venv/bin/python benchmarks/bench_dpsgd.py
+    python benchmarks/bench_dpsgd.py
 
-Opacus runs in a subprocess of ``/work/benchvenv/bin/python`` (torch 2.13.0 CPU,
-opacus) if that venv exists.
+Opacus runs in a subprocess of its peer venv (torch 2.13.0 CPU, opacus; see
+benchmarks/_peers.py: ``python benchmarks/setup_peers.py opacus``) if that venv exists.
 """
 
 import argparse
@@ -40,7 +40,10 @@ from skdp.accounting import calibrate_noise_multiplier
 from skdp.datasets import adult_preprocessor, load_adult
 from skdp.linear_model import DPSGDClassifier
 
-BENCHVENV_PYTHON = "/work/benchvenv/bin/python"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _peers import peer_python  # noqa: E402
+
+BENCHVENV_PYTHON = peer_python("opacus")
 
 OPACUS_SCRIPT = textwrap.dedent(
     """
@@ -95,7 +98,7 @@ def adult():
 
 def opacus_seconds_per_epoch(X, y, epochs, repeats):
     if not os.path.exists(BENCHVENV_PYTHON):
-        return None, "no /work/benchvenv"
+        return None, f"no {BENCHVENV_PYTHON} (python benchmarks/setup_peers.py opacus)"
     with tempfile.TemporaryDirectory() as tmp:
         xp, yp = os.path.join(tmp, "X.npy"), os.path.join(tmp, "y.npy")
         np.save(xp, X.astype(np.float32))

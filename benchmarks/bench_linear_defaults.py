@@ -22,7 +22,7 @@ always given (public).
 
 Usage (from the repository root; about 10 minutes on 2 cores):
 
-    /work/venv/bin/python benchmarks/bench_linear_defaults.py [--seeds 3] [--splits 5]
+    python benchmarks/bench_linear_defaults.py [--seeds 3] [--splits 5]
 
 A configuration the installed skdp does not accept (an unknown parameter) prints "n/a".
 """

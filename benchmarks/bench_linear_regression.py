@@ -1,9 +1,9 @@
 """DPLinearRegression on UCI Adult against scikit-learn and diffprivlib (side by side, one run).
 
 Run from the repository root (diffprivlib needs scikit-learn < 1.8, so it runs in its own
-venv as a subprocess; without /work/dplvenv its columns are left out):
+venv as a subprocess; without diffprivlib's peer venv (benchmarks/_peers.py) its columns are left out):
 
-    /work/venv/bin/python benchmarks/bench_linear_regression.py
+    python benchmarks/bench_linear_regression.py
 
 Target: hours-per-week, scaled to [0, 1] by its public bounds 1..99 (the last column of
 skdp.datasets.adult_preprocessor). Train on adult.data, test on adult.test; test R², mean ± std
@@ -46,7 +46,7 @@ EPSILONS = [0.1, 1.0, 5.0]
 SEEDS = range(5)
 DELTA = 1e-5
 
-# Run in /work/dplvenv. For each design: test R², number of negative eigenvalues and the
+# Run in diffprivlib's peer venv. For each design: test R², number of negative eigenvalues and the
 # smallest eigenvalue of the noisy quadratic form, and ||coef||, per ε and seed.
 DPL_SCRIPT = r"""
 import json, sys, warnings

@@ -3,9 +3,9 @@
 DPLinearRegression has its own benchmark: benchmarks/bench_linear_regression.py.
 
 Run from the repository root (diffprivlib needs scikit-learn < 1.8, so it runs in its own
-venv as a subprocess; without /work/dplvenv its column is left out):
+venv as a subprocess; without diffprivlib's peer venv (benchmarks/_peers.py) its column is left out):
 
-    /work/venv/bin/python benchmarks/bench_models.py
+    python benchmarks/bench_models.py
 
 Features: skdp.datasets.adult_preprocessor (public schema, learns nothing): 105 columns in
 [0, 1], so the public bounds are (0, 1). Train on adult.data, test on adult.test.

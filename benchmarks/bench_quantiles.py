@@ -1,7 +1,7 @@
 """Several DP quantiles at once: skdp's joint method vs its split method (and diffprivlib).
 
-Run:  /work/venv/bin/python benchmarks/bench_quantiles.py
-(diffprivlib runs in its own venv, /work/dplvenv, as a subprocess in the same run.)
+Run:  python benchmarks/bench_quantiles.py
+(diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess in the same run.)
 
 On the 6 numeric Adult columns (train, 32,561 rows), public bounds as in
 bench_stats.py, ε = 1 for all the levels of one column together, pure ε-DP,

@@ -7,7 +7,7 @@ charged by Papernot & Steinke 2022 (Thm. 2). The reference charges the same
 by plain RDP composition. Also prints the test accuracy of the released model
 next to the non-private scikit-learn LogisticRegression, fitted side by side.
 
-    /work/venv/bin/python benchmarks/bench_selection.py
+    python benchmarks/bench_selection.py
 """
 
 import math

@@ -1,7 +1,7 @@
 """Accuracy and speed of skdp.stats, side by side with diffprivlib's tools.
 
-Run:  /work/venv/bin/python benchmarks/bench_stats.py
-(diffprivlib runs in its own venv, /work/dplvenv, as a subprocess.)
+Run:  python benchmarks/bench_stats.py
+(diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess.)
 
 Accuracy: on the 6 numeric Adult columns (train, 32,561 rows), at ε = 1 per
 statistic, pure ε-DP for both libraries, public bounds below, 200 repetitions:

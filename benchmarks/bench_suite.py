@@ -29,16 +29,16 @@ differences against scikit-learn and against the baseline, and flags:
 Usage (full run; --help for the options; ``--skdp-commit HEAD`` measures the committed skdp,
 not the working tree)::
 
-    /work/venv/bin/python benchmarks/bench_suite.py --skdp-commit HEAD
+    python benchmarks/bench_suite.py --skdp-commit HEAD
 
 It took 50 min on the shared 2-core machine under load (CPU 916 s in this process + 614 s in
 the peers' subprocesses, which run on the other core at the same time; see docs/benchmarks.md).
 
 Quick run::
 
-    /work/venv/bin/python benchmarks/bench_suite.py --tables fair digits --epsilons 1 inf --seeds 2
+    python benchmarks/bench_suite.py --tables fair digits --epsilons 1 inf --seeds 2
 
-``--setup-peers`` creates the peer venvs (/work/venvs/diffprivlib, /work/venvs/opacus).
+``--setup-peers`` creates the peer venvs (as ``python benchmarks/setup_peers.py``; see benchmarks/_peers.py).
 """
 
 import argparse

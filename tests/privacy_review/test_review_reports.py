@@ -90,7 +90,7 @@ def test_account_refuses_no_steps_and_zero_rate(rate, steps):
 
 # The exact smallest sigma (Balle & Wang 2018, Thm. 8, Delta = 1), i.e. the root of
 # Phi(1/(2s) - eps*s) - e^eps Phi(-1/(2s) - eps*s) = delta, computed with mpmath at 80
-# digits (findroot, tolerance 1e-60) in /work/benchvenv during the review.
+# digits (findroot, tolerance 1e-60) during the review.
 _EXACT_SMALLEST_SIGMA = [
     (1e-8, 1e-30, 927600089.3096443),
     (1e-8, 1e-12, 306222667.98427643),
