@@ -166,9 +166,10 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
        by the exponential mechanism (McSherry & Talwar 2007) with the score
        |G_L| + |G_R| of the gradient sums (sensitivity 1, since a row's
        gradient p − y is in [−1, 1]); each leaf's value is a Newton step
-       −lr·G̃/(max(H̃, s) + λ) from Gaussian noisy gradient and hessian sums
-       (Maddock et al. 2022, CCS; hessians p(1 − p) ≤ 1/4), s the std of the
-       hessian noise. See :mod:`._splitting` for the sensitivities.
+       −lr·G̃/(max(H̃, 10·s) + λ) from Gaussian noisy gradient and hessian
+       sums (Maddock et al. 2022, CCS; hessians p(1 − p) ≤ 1/4), s the std
+       of the hessian noise (a shrinkage of the leaves whose hessian is not
+       well above its noise). See :mod:`._splitting` for the sensitivities.
 
     **Privacy.** Every part is zCDP; the whole fit is the curve of one
     Gaussian calibrated to (ε, δ), computed from the parameters alone and
