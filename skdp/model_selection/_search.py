@@ -1214,9 +1214,9 @@ class DPGridSearchCV(_BaseDPSearch):
 
 class DPRandomizedSearchCV(_BaseDPSearch):
     __doc__ = (
-        """Private selection over ``n_candidates`` random hyper-parameters.
+        """Private selection over ``n_iter`` random hyper-parameters.
 
-    ``n_candidates`` candidates are drawn from ``param_distributions``
+    ``n_iter`` candidates are drawn from ``param_distributions``
     (as by :class:`sklearn.model_selection.ParameterSampler`) before the
     search looks at the data; each run then picks one of them uniformly at
     random, so that the search's curve covers the worst of them.
@@ -1228,8 +1228,14 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     estimator : skdp classifier or Pipeline ending in one
     param_distributions : dict or list of dicts
         As in :class:`sklearn.model_selection.RandomizedSearchCV`.
-    n_candidates : int, default=10
-        Number of candidates drawn from ``param_distributions``.
+    n_iter : int, default=None
+        Number of candidates drawn from ``param_distributions``, as in
+        :class:`sklearn.model_selection.RandomizedSearchCV` (it is not a number
+        of runs: the search runs a random, secret number of times, see
+        ``n_runs_mean``). None draws 10.
+    n_candidates : int, default=None
+        The same as ``n_iter``, under skdp's earlier name; give at most one of
+        the two (both, with different values, is refused before any charge).
 """
         + _PARAMS_DOC
         + """
@@ -1243,7 +1249,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     >>> y = rng.integers(0, 2, size=2000)
     >>> X = rng.normal(size=(2000, 2)) + 2 * y[:, None]
     >>> nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
-    >>> search = DPRandomizedSearchCV(nb, {"epsilon": loguniform(0.05, 1.0)}, n_candidates=5,
+    >>> search = DPRandomizedSearchCV(nb, {"epsilon": loguniform(0.05, 1.0)}, n_iter=5,
     ...                               random_state=0).fit(X, y)
     >>> len(search.candidates_), len(search.cv_results_["params"])
     (5, 1)
@@ -1257,7 +1263,8 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         estimator,
         param_distributions,
         *,
-        n_candidates=10,
+        n_iter=None,
+        n_candidates=None,
         epsilon=None,
         score_epsilon=None,
         n_runs_mean=10.0,
@@ -1285,11 +1292,24 @@ class DPRandomizedSearchCV(_BaseDPSearch):
             random_state=random_state,
         )
         self.param_distributions = param_distributions
+        self.n_iter = n_iter
         self.n_candidates = n_candidates
 
+    def _n_iter(self):
+        """The number of candidates: ``n_iter`` or its other name ``n_candidates`` (default 10)."""
+        given = {name: value for name, value in (("n_iter", self.n_iter),
+                                                 ("n_candidates", self.n_candidates))
+                 if value is not None}
+        for name, n in given.items():
+            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {n!r}.")
+        if len(given) == 2 and self.n_iter != self.n_candidates:
+            raise ValueError("n_iter and n_candidates are two names of the number of candidates; "
+                             f"give one (got n_iter={self.n_iter!r}, "
+                             f"n_candidates={self.n_candidates!r}).")
+        return int(next(iter(given.values()), 10))
+
     def _candidates(self, rng):
-        n = self.n_candidates
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_candidates must be an integer >= 1; got {n!r}.")
+        n = self._n_iter()
         seed = int(rng.integers(2**31 - 1))
         return list(ParameterSampler(self.param_distributions, n, random_state=seed))
