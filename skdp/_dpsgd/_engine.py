@@ -117,25 +117,29 @@ def _run_curve(sampling_rate, n_steps, sigma, *, count, fixed):
 
 
 def _smallest_noise_multiplier(epsilon, delta, sampling_rate, n_steps, *, count, fixed,
-                               rtol=1e-5):
-    """The smallest σ with ``_run_curve(σ).epsilon(delta) <= epsilon`` (within ``rtol``).
+                               rtol=1e-3):
+    """The smallest σ (within ``rtol``) for which the fit's curve is (ε, δ)-DP.
 
-    ε falls as σ grows; bisection in log σ keeps a bracket whose upper end
-    meets the target and returns it (the safe side).
+    ε is that of the tightest accountant (:func:`skdp.accounting.epsilon_of`,
+    the smaller of RDP's and the PLD's, both valid upper bounds) and falls as
+    σ grows. The σ that RDP alone calibrates is an upper end; bisection in
+    log σ keeps a bracket whose upper end meets the target and returns it
+    (the safe side).
     """
     def meets(s):
-        return _run_curve(sampling_rate, n_steps, s, count=count, fixed=fixed).epsilon(delta) \
-            <= epsilon
+        curve = _run_curve(sampling_rate, n_steps, s, count=count, fixed=fixed)
+        return accounting.epsilon_of(curve, delta) <= epsilon
 
     if fixed is not None and fixed.epsilon(delta) >= epsilon:
         raise ValueError("the fixed part of the curve already spends epsilon.")
-    lo = hi = float(accounting.calibrate_noise_multiplier(
+    hi = float(accounting.calibrate_noise_multiplier(
         epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson",
         accountant="rdp"))
+    while not meets(hi):  # the count and ``fixed`` need more noise than the steps alone
+        hi *= 1.25
+    lo = hi / 1.25
     while meets(lo):
-        lo *= 0.5
-    while not meets(hi):
-        lo, hi = hi, 2.0 * hi
+        lo, hi = lo / 1.25, lo
     while hi / lo - 1.0 > rtol:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)

@@ -304,7 +304,8 @@ _COMMON_ATTRS_DOC = """
     noise_multiplier_ : float
         σ used (0 when ``epsilon=inf``).
     epsilon_spent_, delta_spent_ : float
-        The (ε, δ) actually spent: ``privacy_curve_.epsilon(delta)``.
+        The (ε, δ) actually spent: the tightest valid ε of ``privacy_curve_``
+        (:func:`skdp.accounting.epsilon_of`).
     privacy_curve_ : RDPCurve
         The RDP curve charged to ``budget``: the noisy count's Gaussian (with
         ``batch_size="auto"``) plus ``poisson_subsampled_gaussian_rdp(q, σ,
@@ -375,7 +376,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
     >>> bool(clf.score(X, y) > 0.95)
     True
     >>> clf.sampling_rate_, clf.n_steps_, round(clf.noise_multiplier_, 2)
-    (0.01, 2000, 2.02)
+    (0.01, 2000, 1.88)
     >>> bool(clf.epsilon_spent_ <= 1.0)
     True
 
