@@ -49,6 +49,7 @@ _SUBPACKAGES = {
     "pipeline",
     "preprocessing",
     "stats",
+    "tree",
     "utils",
 }
 

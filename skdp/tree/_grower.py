@@ -19,7 +19,7 @@ class TreePredictor:
         self.feature = feature
         self.threshold = threshold
         self.value = value
-        self.depth = int(np.log2(value.size))
+        self.depth = int(np.log2(value.shape[0]))
 
     def leaf_index(self, binned):
         n = binned.shape[0]
@@ -28,7 +28,7 @@ class TreePredictor:
         for _ in range(self.depth):
             right = binned[rows, self.feature[node]] >= self.threshold[node]
             node = 2 * node + 1 + right
-        return node - (self.value.size - 1)
+        return node - (self.value.shape[0] - 1)
 
     def predict(self, binned):
         return self.value[self.leaf_index(binned)]

@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import PrivacyBudget, PrivacyLeakWarning
 from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
-from skdp.ensemble._hist_gradient_boosting._histogram import SparseBins
+from skdp.tree._histogram import SparseBins
 from skdp.ensemble._hist_gradient_boosting._privacy import plan_boosting
 from skdp.ensemble._hist_gradient_boosting._splitting import PrivateSplitter
 from skdp.stats._range import split_curve

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ...accounting import RDPCurve, gaussian_rdp, zcdp_rdp
+from ...tree._zcdp import calibrate_rho
 
 __all__ = ["BoostingPlan", "plan_boosting"]
 
@@ -70,26 +71,6 @@ class BoostingPlan:
             return 0.0, 0.0
         return (grad_sensitivity * math.sqrt(n_rounds / (2.0 * self.rho_grad)),
                 hess_sensitivity * math.sqrt(n_rounds / (2.0 * self.rho_hess)))
-
-
-def calibrate_rho(epsilon, delta, *, rtol=1e-9):
-    """The largest ρ (to ``rtol``) with ``zcdp_rdp(ρ).epsilon(delta) <= epsilon``.
-
-    ε(ρ) increases with ρ; the bracket's lower end always meets the target
-    and is returned (the safe side).
-    """
-    def meets(rho):
-        return zcdp_rdp(rho).epsilon(delta) <= epsilon
-
-    lo = hi = epsilon**2 / (4.0 * math.log(1.0 / delta) + 4.0 * epsilon)  # meets in practice
-    while not meets(lo):
-        lo *= 0.5
-    while meets(hi):
-        lo, hi = hi, 2.0 * hi
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
-    return lo
 
 
 def plan_boosting(epsilon, delta):

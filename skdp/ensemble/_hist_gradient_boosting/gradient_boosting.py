@@ -12,9 +12,9 @@ from ..._base import DPEstimatorMixin
 from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
 from ...utils._validation import check_classes, check_numeric_target
-from ._binning import apply_bins, bin_edges, quantile_edges
-from ._grower import grow_tree
-from ._histogram import SparseBins
+from ...tree._binning import apply_bins, bin_edges, quantile_edges
+from ...tree._grower import grow_tree
+from ...tree._histogram import SparseBins
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 

@@ -1,0 +1,95 @@
+"""DPRandomForestClassifier: class-count trees on random features, averaged."""
+
+import math
+import numbers
+
+import numpy as np
+
+from ..tree._classes import _BaseCountTrees
+from ..utils import DEFAULT_DELTA
+
+__all__ = ["DPRandomForestClassifier"]
+
+
+class DPRandomForestClassifier(_BaseCountTrees):
+    """A random forest classifier with differential privacy.
+
+    ``n_estimators`` trees of :class:`~skdp.tree.DPDecisionTreeClassifier`,
+    each on all the rows with 1/``n_estimators`` of the fit's zCDP ρ, each
+    node choosing among ``max_features`` features drawn at random (public
+    randomness, as Breiman's forests); the predicted probabilities are the
+    mean of the trees' leaf frequencies. The trees compose: n trees of ρ/n
+    each are ρ-zCDP (Bun & Steinke 2016, Lemma 2.3), ρ calibrated to (ε, δ)
+    and charged once before any value is read. Every tree sees every row:
+    under zCDP that beats disjoint subsets (each tree's signal falls by n
+    while its noise falls by √n only).
+
+    Defaults (10 trees of depth 6, √d features per node) measured at ε = 1
+    on Adult, breast cancer, fair and digits (benchmarks/bench_trees.py):
+    above diffprivlib's forest on each, below the boosted trees except on
+    digits (10 classes).
+
+    With ``epsilon=inf``: Gini splits among the drawn features and exact
+    leaf frequencies, without bootstrap.
+
+    Parameters
+    ----------
+    n_estimators : int >= 1, default=10
+    epsilon, delta, bounds, classes, max_bins, budget, random_state
+        As in :class:`~skdp.tree.DPDecisionTreeClassifier`.
+    max_depth : int in [1, 16], default=6
+    max_features : "sqrt", int or None, default="sqrt"
+        Features drawn per node: √d (rounded up), an int, or all (None).
+
+    Attributes
+    ----------
+    classes_, bin_edges_, bounds_, split_epsilon_, leaf_noise_std_
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_, feature_names_in_
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.ensemble import DPRandomForestClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 1, size=(5000, 4))
+    >>> y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    >>> forest = DPRandomForestClassifier(epsilon=1.0, bounds=(0, 1), classes=[0, 1],
+    ...                                   random_state=0).fit(X, y)
+    >>> bool(forest.score(X, y) > 0.85)
+    True
+    """
+
+    def __init__(self, n_estimators=10, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
+                 classes=None, max_depth=6, max_features="sqrt", max_bins=32, budget=None,
+                 random_state=None):
+        self.n_estimators = n_estimators
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bounds = bounds
+        self.classes = classes
+        self.max_depth = max_depth
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.budget = budget
+        self.random_state = random_state
+
+    def _check_params(self, n_features):
+        n = self.n_estimators
+        if not isinstance(n, numbers.Integral) or isinstance(n, (bool, np.bool_)) or n < 1:
+            raise ValueError(f"n_estimators must be an int >= 1; got {n!r}.")
+        self._max_features(n_features)
+        return super()._check_params(n_features)
+
+    def _n_trees(self):
+        return int(self.n_estimators)
+
+    def _max_features(self, d):
+        m = self.max_features
+        if m is None:
+            return d
+        if m == "sqrt":
+            return max(1, math.ceil(math.sqrt(d)))
+        if isinstance(m, numbers.Integral) and not isinstance(m, (bool, np.bool_)) and m >= 1:
+            return min(int(m), d)
+        raise ValueError(f"max_features must be 'sqrt', an int >= 1 or None; got {m!r}.")

@@ -1,0 +1,5 @@
+"""Decision trees with differential privacy."""
+
+from ._classes import DPDecisionTreeClassifier
+
+__all__ = ["DPDecisionTreeClassifier"]
