@@ -8,13 +8,16 @@ their documented ``bounds_y``):
   (the reference, and the fit time the issue compares to);
 - skdp's ``DPHistGradientBoostingClassifier`` / ``Regressor`` with its defaults,
   ``bounds=(0, 1)`` (and ``bounds_y``), δ = 1e-5;
+- skdp's ``DPRandomForestClassifier`` and ``DPDecisionTreeClassifier`` with their defaults and
+  ``bounds=(0, 1)`` (classification);
 - skdp's ``DPLogisticRegression(data_norm=row_norm)`` / ``DPLinearRegression(bounds_X=(0, 1),
   bounds_y=...)``, their documented settings in the suite;
 - interpret's ``DPExplainableBoostingClassifier`` / ``Regressor`` (DP-EBM, Nori et al. 2021)
   with ``privacy_bounds`` (0, 1) per feature (and ``privacy_target_min/max``), δ = 1e-5,
   ``n_jobs=1``;
 - diffprivlib's ``RandomForestClassifier(bounds=(0, 1), classes=...)`` (classification), in
-  its own venv (benchmarks/_suite_peers.py; ``python benchmarks/bench_suite.py --setup-peers``).
+  its own venv, found as the suite finds it (benchmarks/_peers.py: ``$SKDP_BENCH_PEERS_DIR``,
+  created by ``python benchmarks/setup_peers.py``).
 
 Accuracy (classification) or R² (regression) on the table's fixed test part, mean ± std over
 seeds, and the mean fit time in seconds. Run with one thread for BLAS/OpenMP so the times
@@ -57,13 +60,22 @@ def _score(task):
 
 def _makers(task, eps, seed):
     """(name, constructor) of every in-process model at ``eps``."""
-    from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
+    from skdp.ensemble import (
+        DPHistGradientBoostingClassifier,
+        DPHistGradientBoostingRegressor,
+        DPRandomForestClassifier,
+    )
     from skdp.linear_model import DPLinearRegression, DPLogisticRegression
+    from skdp.tree import DPDecisionTreeClassifier
 
     d = task.X_train.shape[1]
     makers = []
     if task.kind == "classification":
         makers.append(("skdp DPHistGradientBoostingClassifier", lambda: DPHistGradientBoostingClassifier(
+            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
+        makers.append(("skdp DPRandomForestClassifier", lambda: DPRandomForestClassifier(
+            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
+        makers.append(("skdp DPDecisionTreeClassifier", lambda: DPDecisionTreeClassifier(
             epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
         makers.append(("skdp DPLogisticRegression", lambda: DPLogisticRegression(
             epsilon=eps, delta=DELTA, data_norm=task.row_norm, classes=task.classes,
