@@ -169,11 +169,11 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
        −lr·G̃/(max(H̃, 10·s) + λ) from Gaussian noisy gradient and hessian
        sums (Maddock et al. 2022, CCS; hessians p(1 − p) ≤ 1/4), s the std
        of the hessian noise (a shrinkage of the leaves whose hessian is not
-       well above its noise). See :mod:`._splitting` for the sensitivities.
+       well above its noise). The sensitivities are in :ref:`trees`.
 
     **Privacy.** Every part is zCDP; the whole fit is the curve of one
     Gaussian calibrated to (ε, δ), computed from the parameters alone and
-    charged once before any value is read (see :mod:`._privacy`). Two
+    charged once before any value is read (see :ref:`trees`). Two
     percent of it goes to the class counts, half of the rest to the splits
     and half to the leaves. More classes: each row's gradient vector has L2
     norm at most √2 and its hessians at most 1/2 (‖p − e_y‖² ≤ 2;
@@ -182,10 +182,9 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     are separate mechanisms.
 
     **Defaults** (20 rounds of depth-2 trees, learning rate 0.5, 32 bins)
-    are fixed, not tuned per table: they held from 4,000 to 32,561 rows of
-    Adult at ε from 0.1 to 5, and on the tables of the benchmark suite
-    (docs/benchmarks.md, "Trees and boosting"). Few shallow trees are what
-    noise allows: every round divides the budget.
+    are fixed, not tuned per table (how they were chosen, and what they
+    give on the benchmark suite's tables: :ref:`trees`). Few shallow trees
+    are what noise allows: every round divides the budget.
 
     With ``epsilon=inf`` there is no noise and the splits maximise the gain
     G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) under ``min_samples_leaf``
@@ -348,7 +347,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
 class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoosting):
     """Histogram gradient boosting for regression (squared error), with differential privacy.
 
-    The algorithm of :class:`DPHistGradientBoostingClassifier` on the squared
+    The algorithm of :class:`~skdp.ensemble.DPHistGradientBoostingClassifier` on the squared
     error. The target is clipped to ``bounds_y`` (public; without them
     released by :func:`skdp.stats.bounds` with the features' missing bounds,
     in the same charge) and scaled to [0, 1]; the raw predictions are
@@ -367,7 +366,7 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoostin
     ----------
     epsilon, delta, bounds, max_iter, learning_rate, max_depth, max_bins, \
 l2_regularization, min_samples_leaf, budget, random_state
-        As in :class:`DPHistGradientBoostingClassifier`.
+        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
     bounds_y : tuple (lower, upper) or None, default=None
         Public bounds of the target; ``None``: released privately.
 
