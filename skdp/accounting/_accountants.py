@@ -417,9 +417,11 @@ class PLDAccountant(_Accountant):
                 removes.append((r, c))
                 adds.append((a, c))
             try:
-                remove = compose_plds(removes, tail_bound=self.tail_bound)
+                spectra = {}  # transforms of the PLDs that both directions share
+                remove = compose_plds(removes, tail_bound=self.tail_bound, spectra=spectra)
                 symmetric = all(r is a for (r, _), (a, _) in zip(removes, adds))
-                add = remove if symmetric else compose_plds(adds, tail_bound=self.tail_bound)
+                add = remove if symmetric else compose_plds(adds, tail_bound=self.tail_bound,
+                                                            spectra=spectra)
                 break
             except ValueError as exc:
                 if "grid of" not in str(exc) or self.value_discretization is not None:

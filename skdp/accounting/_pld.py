@@ -347,7 +347,7 @@ def _power(f, count):
     return out
 
 
-def compose_plds(parts, *, tail_bound=1e-15):
+def compose_plds(parts, *, tail_bound=1e-15, spectra=None):
     """The PLD of the composition of ``count`` copies of each PLD in ``parts``.
 
     Parameters
@@ -357,6 +357,10 @@ def compose_plds(parts, *, tail_bound=1e-15):
     tail_bound : float in (0, 1)
         η: the composed finite mass beyond each end of the grid is at most η
         (Chernoff bounds), and 2η is added to every δ.
+    spectra : dict, optional
+        A cache shared by calls on the same PLD objects (the two directions
+        of a composition): the transform of a PLD folded on a circle of a
+        given size, raised to a count, depends on nothing else.
 
     Returns
     -------
@@ -401,6 +405,11 @@ def compose_plds(parts, *, tail_bound=1e-15):
     size = sp_fft.next_fast_len(n, real=True)
     spectrum = None
     for pld, count in parts:
+        key = (id(pld), size, count)
+        if spectra is not None and key in spectra:
+            f = spectra[key][1]
+            spectrum = f if spectrum is None else spectrum * f
+            continue
         # fold the one-step PLD onto the circular grid of the composition
         idx = (pld.offset + np.arange(pld.pmf.size)) % size
         folded = np.bincount(idx, weights=pld.pmf, minlength=size) if pld.pmf.size > size else None
@@ -413,6 +422,8 @@ def compose_plds(parts, *, tail_bound=1e-15):
         f = sp_fft.rfft(folded)
         if count > 1:
             f = _power(f, count)
+        if spectra is not None:
+            spectra[key] = (pld, f)  # the PLD is kept so that its id stays its own
         spectrum = f if spectrum is None else spectrum * f
     circ = sp_fft.irfft(spectrum, n=size)
     # place cell (lo_idx + j) at its circular position
