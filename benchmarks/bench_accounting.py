@@ -60,7 +60,8 @@ def skdp_epsilon():
 
 
 def skdp_calibrate(target):
-    return calibrate_noise_multiplier(target, DELTA, sampling_rate=Q, steps=STEPS)
+    # RDP against the peers' RDP (the library default is the tightest accountant)
+    return calibrate_noise_multiplier(target, DELTA, sampling_rate=Q, steps=STEPS, accountant="rdp")
 
 
 # -- dp-accounting -------------------------------------------------------------------
