@@ -62,3 +62,11 @@ def test_unknown_attribute_raises_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         skdp.not_a_name  # noqa: B018
     assert not hasattr(skdp, "_cost_of_nothing")
+
+
+def test_every_public_subpackage_is_reachable_from_skdp():
+    import pkgutil
+
+    public = {info.name for info in pkgutil.iter_modules(skdp.__path__) if not info.name.startswith("_")}
+    public.discard("cli")  # the command line's module, not a subpackage
+    assert public == skdp._SUBPACKAGES
