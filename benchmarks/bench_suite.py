@@ -9,8 +9,8 @@ seeds 0..4, it scores (test accuracy, or R² for regression):
   when a requirement is lifted; the row label names what was added);
 - the same estimators with their **documented settings** (``data_norm`` = the schema's
   public row-norm bound, ``bounds`` = [0, 1], ``bounds_y``, ``classes``, δ = 1e-5);
-- ``DPGridSearchCV`` over ``DPLogisticRegression``'s C, its candidates' ε calibrated so that
-  the whole search spends the column's ε (by default 2 seeds and finite ε only: each search is
+- ``DPGridSearchCV`` over the default ``DPLogisticRegression``'s C with the search's defaults
+  and the column's ε as its total ``epsilon=`` (by default 2 seeds and finite ε only: each search is
   about 11 fits);
 - diffprivlib (its own venv; ε = ∞ not run), Opacus (its own venv; the same model and the
   hyper-parameters of skdp's DP-SGD defaults, read from skdp at run time; ε = ∞ is plain torch
@@ -81,7 +81,7 @@ FAMILIES = {
 }
 FAMILY_MODEL = {
     "logreg": "DPLogisticRegression", "nb": "DPGaussianNB", "sgd": "DPSGDClassifier",
-    "mlp": "DPSGDClassifier(hidden_layer_sizes=(32,))", "search": f"DPGridSearchCV(DPLogisticRegression documented, C ∈ {SEARCH_GRID}, score_epsilon=min(0.1, ε/10))",
+    "mlp": "DPSGDClassifier(hidden_layer_sizes=(32,))", "search": f"DPGridSearchCV(DPLogisticRegression(classes), C ∈ {SEARCH_GRID}, epsilon=ε total)",
     "linreg": "DPLinearRegression", "sgdreg": "DPSGDRegressor",
 }
 FAMILY_SPECS = {
@@ -95,7 +95,7 @@ FAMILY_SPECS = {
             Spec("sgd.opacus", "sgd", "opacus", "peer")],
     "mlp": [Spec("mlp.default", "mlp", "skdp", "default"),
             Spec("mlp.opacus", "mlp", "opacus", "peer")],
-    "search": [Spec("search.documented", "search", "skdp", "documented")],
+    "search": [Spec("search.default", "search", "skdp", "default")],
     "linreg": [Spec("linreg.default", "linreg", "skdp", "default"),
                Spec("linreg.documented", "linreg", "skdp", "documented"),
                Spec("linreg.dpl", "linreg", "diffprivlib", "peer")],
@@ -183,57 +183,16 @@ def documented(family, task):
     raise KeyError(family)
 
 
-_SEARCH_EPS_CACHE = {}
-
-
-def search_candidate_epsilon(task, eps):
-    """Candidate ε such that the whole DPGridSearchCV spends ``eps`` (bisection on a probe).
-
-    The search's cost is a function of its parameters alone, so it is read from
-    ``epsilon_spent_`` of searches fitted on public synthetic data of the task's shape.
-    """
-    if not math.isfinite(eps):
-        return math.inf
-    key = (eps, len(task.classes))
-    if key in _SEARCH_EPS_CACHE:
-        return _SEARCH_EPS_CACHE[key]
-    X, y = _synthetic(task, n=100)
-
-    def fits(c):  # the search with candidates at c spends at most eps
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                return make_search(task, c, eps, 0).fit(X, y).epsilon_spent_ <= eps
-        except ValueError:  # no noise multiplier reaches c: too small
-            return False
-
-    hi, lo = eps, eps / 2
-    while not fits(lo):
-        hi, lo = lo, lo / 2
-        if lo < 1e-3 * eps:
-            raise ValueError(f"no candidate epsilon makes the search spend at most {eps:g}")
-    while hi / lo > 1.01:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-    _SEARCH_EPS_CACHE[key] = lo
-    return lo
-
-
-def search_score_epsilon(eps):
-    """score_epsilon of the search: its default 0.1, or ε/10 when the total ε is below 1."""
-    return min(0.1, eps / 10)
-
-
-def make_search(task, candidate_eps, eps, seed):
+def make_search(task, eps, seed):
+    """The search with its defaults at the total ε of the column over the default estimator's C."""
     cls = _skdp_classes()
-    base_cls, kw = documented("logreg", task)
-    return cls["DPGridSearchCV"](base_cls(epsilon=candidate_eps, **kw), {"C": SEARCH_GRID},
-                                 score_epsilon=search_score_epsilon(eps), delta=DELTA, random_state=seed)
+    return cls["DPGridSearchCV"](cls["DPLogisticRegression"](classes=task.classes), {"C": SEARCH_GRID},
+                                 epsilon=eps, delta=DELTA, random_state=seed)
 
 
 def skdp_estimator(spec, task, eps, seed, resolved):
     if spec.family == "search":
-        return make_search(task, search_candidate_epsilon(task, eps), eps, seed)
+        return make_search(task, eps, seed)
     cls, kw = resolved[spec.key]
     return cls(epsilon=eps, random_state=seed, **kw)
 
@@ -544,7 +503,7 @@ def main(argv=None):
             continue
         resolved = {}
         for s in specs:
-            if s.lib == "skdp" and s.setting == "default":
+            if s.lib == "skdp" and s.setting == "default" and s.family != "search":
                 cls, kw, added = resolve_defaults(s.family, task)
                 resolved[s.key], resolved[s.key + ".added"] = (cls, kw), added
             elif s.lib == "skdp" and s.family != "search":

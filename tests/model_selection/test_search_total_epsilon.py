@@ -7,6 +7,7 @@ from sklearn.pipeline import make_pipeline
 
 from skdp import PrivacyBudget, privacy_cost
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from skdp.model_selection._search import REFIT_SHARES
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
 
@@ -64,3 +65,24 @@ def test_bad_total_epsilon_is_refused_before_the_charge():
         with pytest.raises(ValueError, match=match):
             search.fit(X, y)
     assert len(budget) == 0
+
+
+def test_the_refit_keeps_its_share_of_the_total():
+    # With refit=True and a total epsilon, the released model alone costs one of the
+    # REFIT_SHARES of it (RDP, at the accounting delta: the largest that leaves room for
+    # runs of a tenth of its epsilon); the runs get what is left, less than the refit.
+    X, y = _data()
+    budget = PrivacyBudget(100.0, 1e-5)
+    search = DPGridSearchCV(DPGaussianNB(bounds=B, classes=[0, 1]),
+                            {"var_smoothing": [1e-9, 1e-2]}, epsilon=4.0, budget=budget,
+                            random_state=0).fit(X, y)
+    refit_epsilon = search.best_estimator_.privacy_curve_.epsilon(1e-5)
+    share = min(REFIT_SHARES, key=lambda s: abs(s * 4.0 - refit_epsilon))
+    assert share * 4.0 * (1 - 1e-3) <= refit_epsilon <= share * 4.0
+    assert search.best_params_["epsilon"] > search.candidates_[0]["epsilon"]
+    assert 4.0 * (1 - 1e-3) <= budget.spent()[0] <= 4.0
+    # without refit, the runs get the whole total
+    no_refit = DPGridSearchCV(DPGaussianNB(bounds=B, classes=[0, 1]),
+                              {"var_smoothing": [1e-9, 1e-2]}, epsilon=4.0, refit=False,
+                              random_state=0).fit(X, y)
+    assert no_refit.candidates_[0]["epsilon"] > search.candidates_[0]["epsilon"]
