@@ -164,7 +164,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
        give the initial log-odds.
     3. **Trees**, complete to ``max_depth``: each level's splits are chosen
        by the exponential mechanism (McSherry & Talwar 2007) with the score
-       |G_L| + |G_R| of the gradient sums (sensitivity 1, since a row's
+       ``|G_L| + |G_R|`` of the gradient sums (sensitivity 1, since a row's
        gradient p − y is in [−1, 1]); each leaf's value is a Newton step
        −lr·G̃/(max(H̃, 10·s) + λ) from Gaussian noisy gradient and hessian
        sums (Maddock et al. 2022, CCS; hessians p(1 − p) ≤ 1/4), s the std
