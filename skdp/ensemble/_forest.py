@@ -37,7 +37,7 @@ class DPRandomForestClassifier(_BaseCountTrees):
     n_estimators : int >= 1, default=10
     epsilon, delta, bounds, classes, max_bins, budget, random_state
         As in :class:`~skdp.tree.DPDecisionTreeClassifier`.
-    max_depth : int in [1, 16], default=6
+    max_depth : int in [1, 12], default=6
     max_features : "sqrt", int or None, default="sqrt"
         Features drawn per node: √d (rounded up), an int, or all (None).
 

@@ -135,7 +135,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if epsilon < math.inf and delta == 0.0:
             raise ValueError("delta must be > 0 for finite epsilon: the Gaussian leaf counts "
                              "never give pure DP.")
-        _check_int(self.max_depth, "max_depth", 1, 16)
+        _check_int(self.max_depth, "max_depth", 1, 12)
         _check_int(self.max_bins, "max_bins", 2, 255)
         return epsilon, delta, check_bounds_or_none(self.bounds, n_features)
 
@@ -243,7 +243,7 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
         Public bounds of the features; ``None``: released privately.
     classes : array-like or None, default=None
         The public labels; ``None`` reads them from ``y`` (a warned leak).
-    max_depth : int in [1, 16], default=4
+    max_depth : int in [1, 12], default=4
     max_bins : int in [2, 255], default=32
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None

@@ -94,7 +94,7 @@ def test_charged_curve_ignores_the_data():
 
 def test_bad_input_costs_nothing():
     X, y = _data(n=200)
-    bad = [{"epsilon": 0}, {"delta": 0.0}, {"max_depth": 0}, {"max_bins": 1},
+    bad = [{"epsilon": 0}, {"delta": 0.0}, {"max_depth": 0}, {"max_depth": 13}, {"max_bins": 1},
            {"bounds": (2, 1)}, {"classes": [0, 5]}, {"random_state": "x"}]
     assert_bad_input_costs_nothing(DPDecisionTreeClassifier(bounds=(0, 9), classes=[0, 1]),
                                    X, y, bad_params=bad, bad_data=[(X[:, :1] * np.nan, y)])
@@ -138,8 +138,8 @@ def _split_draws(extra_row, split_epsilon, n_draws, seed):
 @pytest.mark.parametrize("factor", [1.0, 4.0])
 def test_split_choice_audit(factor):
     """Clopper-Pearson audit of the max-count exponential mechanism, and its power."""
-    t0 = _split_draws(False, factor, 20000, seed=1)
-    t1 = _split_draws(True, factor, 20000, seed=2)
+    t0 = _split_draws(False, factor, 6000, seed=1)
+    t1 = _split_draws(True, factor, 6000, seed=2)
     bound = epsilon_lower_bound(np.column_stack([t0 == 1, t0 == 2]),
                                 np.column_stack([t1 == 1, t1 == 2]))
     if factor == 1.0:

@@ -71,7 +71,7 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                              "never give pure DP.")
         _check_int(self.max_iter, "max_iter", 1)
         _check_real(self.learning_rate, "learning_rate", positive=True)
-        _check_int(self.max_depth, "max_depth", 1, 16)
+        _check_int(self.max_depth, "max_depth", 1, 12)
         _check_int(self.max_bins, "max_bins", 2, 255)
         _check_real(self.l2_regularization, "l2_regularization", positive=False)
         _check_int(self.min_samples_leaf, "min_samples_leaf", 1)
@@ -211,7 +211,9 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     max_iter : int, default=20
         Boosting rounds.
     learning_rate : float > 0, default=0.5
-    max_depth : int in [1, 16], default=2
+    max_depth : int in [1, 12], default=2
+        Trees are complete: 2^max_depth leaves, and histograms of
+        2^(max_depth − 1) × n_features × max_bins sums on the last level.
     max_bins : int in [2, 255], default=32
     l2_regularization : float >= 0, default=0.0
     min_samples_leaf : int, default=20
