@@ -28,7 +28,6 @@ compare (the machine is shared)::
 """
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -71,8 +70,10 @@ def _makers(task, eps, seed):
     d = task.X_train.shape[1]
     makers = []
     if task.kind == "classification":
-        makers.append(("skdp DPHistGradientBoostingClassifier", lambda: DPHistGradientBoostingClassifier(
-            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
+        makers.append(("skdp DPHistGradientBoostingClassifier", lambda:
+                       DPHistGradientBoostingClassifier(epsilon=eps, delta=DELTA, bounds=(0, 1),
+                                                        classes=task.classes,
+                                                        random_state=seed)))
         makers.append(("skdp DPRandomForestClassifier", lambda: DPRandomForestClassifier(
             epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, random_state=seed)))
         makers.append(("skdp DPDecisionTreeClassifier", lambda: DPDecisionTreeClassifier(
@@ -81,12 +82,17 @@ def _makers(task, eps, seed):
             epsilon=eps, delta=DELTA, data_norm=task.row_norm, classes=task.classes,
             random_state=seed)))
     else:
-        makers.append(("skdp DPHistGradientBoostingRegressor", lambda: DPHistGradientBoostingRegressor(
-            epsilon=eps, delta=DELTA, bounds=(0, 1), bounds_y=task.bounds_y, random_state=seed)))
+        makers.append(("skdp DPHistGradientBoostingRegressor", lambda:
+                       DPHistGradientBoostingRegressor(epsilon=eps, delta=DELTA, bounds=(0, 1),
+                                                       bounds_y=task.bounds_y,
+                                                       random_state=seed)))
         makers.append(("skdp DPLinearRegression", lambda: DPLinearRegression(
             epsilon=eps, delta=DELTA, bounds_X=(0, 1), bounds_y=task.bounds_y, random_state=seed)))
     try:
-        from interpret.privacy import DPExplainableBoostingClassifier, DPExplainableBoostingRegressor
+        from interpret.privacy import (
+            DPExplainableBoostingClassifier,
+            DPExplainableBoostingRegressor,
+        )
     except ImportError:
         print("NOTE: interpret is not installed (pip install interpret-core); DP-EBM skipped.")
     else:

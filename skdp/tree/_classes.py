@@ -47,7 +47,8 @@ def tree_curve(epsilon, delta):
     if epsilon == math.inf:
         return RDPCurve.non_private()
     rho = calibrate_rho(epsilon, delta)
-    return zcdp_rdp(SPLIT_SHARE * rho) + gaussian_rdp(1.0 / math.sqrt(2.0 * (1 - SPLIT_SHARE) * rho))
+    leaves = gaussian_rdp(1.0 / math.sqrt(2.0 * (1 - SPLIT_SHARE) * rho))
+    return zcdp_rdp(SPLIT_SHARE * rho) + leaves
 
 
 class CountSplitter:

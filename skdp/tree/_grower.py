@@ -35,7 +35,7 @@ class TreePredictor:
 
 
 def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
-    """Grow one tree on gradients ``g`` and hessians ``h``; returns (predictor, leaf of each row)."""
+    """Grow one tree on gradients ``g`` and hessians ``h``; returns (predictor, each row's leaf)."""
     n = binned.shape[0]
     rows = np.arange(n)
     n_inner = 2**max_depth - 1

@@ -23,7 +23,6 @@ from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
-    assert_same_curve,
 )
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
