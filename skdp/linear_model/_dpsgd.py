@@ -255,7 +255,7 @@ _COMMON_PARAMS_DOC = """
         The expected batch size that divides each step's noisy sum of clipped
         gradients (never the realised batch size). ``"auto"``: the sampling
         rate times the number of rows, which a private fit takes from a noisy
-        count released in its one charge (:data:`~skdp._dpsgd._engine.COUNT_SHARE`
+        count released in its one charge (5%
         of the noise budget; the exact number at ``epsilon=inf``). An int with
         ``sampling_rate=None`` also sets ``q = batch_size / n_samples``, which
         treats the number of rows as public (see Notes).
@@ -525,7 +525,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     looking at the data) are best. Without them a private fit first releases
     private bounds of the target (:func:`skdp.stats.bounds`, a noisy
     log-scale histogram, within a factor 2 of the range) with
-    :data:`TARGET_BOUNDS_SHARE` of ε, composed into the fit's one charge;
+    a tenth of ε, composed into the fit's one charge;
     they are never read from ``y`` without noise.
 
     Parameters
