@@ -110,8 +110,14 @@ _GRID_RESOLUTION = 2.0**10
 
 @functools.lru_cache(maxsize=256)
 def _noise_multiplier(epsilon, delta):
-    """Smallest Gaussian z reaching (ε, δ) in one release (cached: a pure function)."""
-    return calibrate_noise_multiplier(epsilon, delta)
+    """Smallest Gaussian z reaching (ε, δ) in one release under RDP (cached: a pure function).
+
+    RDP, not the tighter μ-GDP inverse: the same z sets the secure releases'
+    discrete Gaussian, whose guarantee is zCDP (CKS20, Thm. 4), converted to
+    (ε, δ) through RDP; calibrated by the continuous Gaussian's exact
+    conversion it would spend more than ε.
+    """
+    return calibrate_noise_multiplier(epsilon, delta, accountant="rdp")
 
 
 # --------------------------------------------------------------------------
