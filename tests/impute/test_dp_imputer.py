@@ -5,7 +5,7 @@ import pytest
 from sklearn.impute import SimpleImputer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
+from skdp.accounting import RDPCurve, calibrate_noise_multiplier, epsilon_of, gaussian_rdp
 from skdp.impute import DPSimpleImputer
 from skdp.stats import _range
 from skdp.stats._core import _histogram_curve, _mean_curve, _quantile_curve
@@ -174,11 +174,13 @@ def test_mean_noise_scale():
 
 def test_gaussian_mean_is_one_joint_release():
     # 2d = 10 sums: the Gaussian adds less noise than the Laplace (z² < 2k/ε²).
-    z = calibrate_noise_multiplier(0.9, 1e-5)
+    z = calibrate_noise_multiplier(0.9, 1e-5, accountant="rdp")
     est = DPSimpleImputer(bounds=B, epsilon=0.9, delta=1e-5)
     fitted = assert_charges_once(est, _data(d=5), expected_curve=gaussian_rdp(z),
                                  budget_epsilon=math.inf)
-    assert 0.89 < fitted.epsilon_spent_ <= 0.9 * (1 + 1e-9) and fitted.delta_spent_ == 1e-5
+    # z is RDP-calibrated: the curve's RDP ε is 0.9; the tightest accountant reports less
+    assert 0.89 < fitted.privacy_curve_.epsilon(1e-5) <= 0.9 * (1 + 1e-9) and fitted.delta_spent_ == 1e-5
+    assert fitted.epsilon_spent_ == epsilon_of(fitted.privacy_curve_, 1e-5) < 0.9
     # 2d = 6 sums: the Laplace adds less, and δ > 0 changes nothing.
     X = _data(d=3)
     fitted = assert_charges_once(est, X, expected_curve=3 * _mean_curve(0.3, 0.0, 1),
@@ -197,7 +199,7 @@ def test_gaussian_mean_noise_scale():
     # sum gets N(0, (z·√(2d))²) (sensitivities 1 and h = 1), so a mean is ≈ N(0, (z√40/1000)²).
     d = 20
     X = np.vstack([np.zeros((1000, d)), np.full((200, d), np.nan)])
-    z = calibrate_noise_multiplier(1.0, 1e-5)
+    z = calibrate_noise_multiplier(1.0, 1e-5, accountant="rdp")
     means = np.concatenate([DPSimpleImputer(bounds=(-1, 1), epsilon=1.0, delta=1e-5,
                                             random_state=s).fit(X).statistics_ for s in range(30)])
     # 600 normal draws: relative sd of the sample std ≈ 1/√1200 ≈ 2.9%; ±15% is > 5 sd.

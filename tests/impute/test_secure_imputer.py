@@ -74,7 +74,7 @@ def test_charges_the_stats_secure_curve_once(strategy):
 
 def test_joint_gaussian_mean_charges_the_discrete_gaussian_curve():
     X = np.hstack([_data(), _data(seed=1), _data(seed=2)])  # 2d = 12 sums: the Gaussian adds less
-    z = calibrate_noise_multiplier(0.9, 1e-5)
+    z = calibrate_noise_multiplier(0.9, 1e-5, accountant="rdp")
     # 2d sums, each normalised by its noise std z·√(2d)·Δⱼ: L2 sensitivity 1/z, so
     # 1/(2z²)-zCDP (Canonne, Kamath & Steinke 2020, Thm. 4), not the float Gaussian curve.
     bounds = (np.tile(LOWER, 3), np.tile(UPPER, 3))
@@ -156,7 +156,7 @@ def test_secure_joint_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
                     random_state=0).fit(X)
     ((_, kwargs, (counts, sums)),) = calls
     assert kwargs["secure"] is True
-    z = calibrate_noise_multiplier(0.9, 1e-5)
+    z = calibrate_noise_multiplier(0.9, 1e-5, accountant="rdp")
     # Gaussian std of sum j: z·√(2d)·Δⱼ with Δ = 1 for the counts and h for the centred sums
     for j, h in enumerate((upper - lower) / 2):
         _assert_multiples(counts[j], _power_of_two_grid(z * math.sqrt(12) * 1.0, 1.0))

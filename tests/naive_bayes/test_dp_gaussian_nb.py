@@ -84,7 +84,7 @@ def test_charges_once_with_its_curve():
     # δ > 0 with 2d + 1 = 11 sums: one Gaussian vector per class,
     # z = calibrate_noise_multiplier(0.8, 1e-5).
     X, y = _data(d=5)
-    z = calibrate_noise_multiplier(0.8, 1e-5)
+    z = calibrate_noise_multiplier(0.8, 1e-5, accountant="rdp")
     fitted = assert_charges_once(est, X, y, expected_curve=gaussian_rdp(z))
     assert fitted.epsilon_spent_ <= 0.8 * (1 + 1e-9) and fitted.epsilon_spent_ > 0.79
     assert fitted.delta_spent_ == 1e-5
@@ -210,7 +210,7 @@ def test_gaussian_noise_scale_is_joint_over_features():
     d = 20
     X = np.zeros((200, d))
     y = np.repeat([0, 1], 100)
-    z = calibrate_noise_multiplier(1.0, 1e-5)
+    z = calibrate_noise_multiplier(1.0, 1e-5, accountant="rdp")
     counts = np.array([DPGaussianNB(bounds=(-1, 1), epsilon=1.0, delta=1e-5, classes=[0, 1],
                                     random_state=s).fit(X, y).class_count_ for s in range(300)])
     # std z·√41 ≈ 26 ≪ 100: the floor at 0 acts with probability < 1e-4 per draw. Sample std
@@ -243,7 +243,7 @@ def test_variance_floor_is_the_delta_method_std(delta, gaussian):
     count, eps, k = 400.0, 2.0, 7
     # The noise of the 7 sums: Laplace (std √2·k/ε) unless the Gaussian adds less
     # (z² < 2k/ε²: at ε = 2 with δ = 1e-2, not with δ = 1e-5).
-    z = calibrate_noise_multiplier(eps, delta) if delta else math.inf
+    z = calibrate_noise_multiplier(eps, delta, accountant="rdp") if delta else math.inf
     assert (z * z < 2 * k / eps**2) == gaussian
     sigma0 = z * math.sqrt(k) if gaussian else math.sqrt(2) * k / eps
     s = np.array([sigma0 * math.sqrt((hj**2 / 2) ** 2 + (2 * m * hj) ** 2

@@ -11,6 +11,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from skdp import BudgetExceededError, PrivacyBudget, privacy_cost
+from skdp.accounting import epsilon_of
 from skdp.naive_bayes import DPGaussianNB
 from skdp.pipeline import DPPipeline, make_pipeline
 from skdp.preprocessing import DPHistogramTransformer, DPStandardScaler
@@ -61,7 +62,7 @@ def test_one_charge_for_all_steps_equal_to_the_cost_read_before():
     # Each step reports its own spend and keeps the real budget.
     scaler, nb = pipe.named_steps.values()
     assert scaler.budget is budget and nb.budget is budget
-    assert (scaler.privacy_curve_ + nb.privacy_curve_).epsilon(1e-5) == pytest.approx(cost.epsilon)
+    assert epsilon_of(scaler.privacy_curve_ + nb.privacy_curve_, 1e-5) == pytest.approx(cost.epsilon)
     # The same model as the plain Pipeline with the same seeds.
     plain = Pipeline(clone(pipe).set_params(dpstandardscaler__budget=None,
                                             dpgaussiannb__budget=None).steps).fit(X, y)
@@ -102,7 +103,7 @@ def test_inside_scikit_learn_model_selection_each_fit_is_all_or_nothing(n_jobs):
     # either one charge of its whole curve or refused with nothing charged.
     X, y = _data()
     one = privacy_cost(_pipe(None, 0.3, 0.3), X[:800], y[:800], delta=1e-5).curve
-    cap = ((3 * one).epsilon(1e-5) + (4 * one).epsilon(1e-5)) / 2  # room for 3 of the 5 fits
+    cap = (epsilon_of(3 * one, 1e-5) + epsilon_of(4 * one, 1e-5)) / 2  # room for 3 of the 5 fits
     budget = PrivacyBudget(cap, 1e-5)
     with pytest.warns(FitFailedWarning):  # scikit-learn warns that some fits failed
         scores = cross_val_score(_pipe(budget, 0.3, 0.3), X, y, cv=5, n_jobs=n_jobs)

@@ -61,7 +61,7 @@ def test_curves_by_hand():
     # mean over 3 columns, pure: 4 sums (count + 3) at ε/4 each: 4 × laplace_rdp(4/ε).
     assert _core._mean_curve(1.0, 0.0, 3) == 4 * laplace_rdp(4.0)
     assert _core._var_curve(1.0, 0.0, 1) == 3 * laplace_rdp(3.0)
-    z = calibrate_noise_multiplier(1.0, 1e-5)
+    z = calibrate_noise_multiplier(1.0, 1e-5, accountant="rdp")
     # δ > 0: one Gaussian vector where it adds less noise than the Laplace
     # (z² < 2k/ε², z = 4.05 here: from k = 9 sums on), else the Laplace.
     assert _core._mean_curve(1.0, 1e-5, 8) == gaussian_rdp(z)
@@ -79,7 +79,7 @@ def test_curves_by_hand():
 def test_delta_buys_a_gaussian_only_where_it_adds_less_noise(epsilon, delta):
     # Per-sum noise variance of k sums: Laplace 2(k/ε)², Gaussian (z√k)²; the
     # release takes the smaller, and its curve and noise scale say the same.
-    z = calibrate_noise_multiplier(epsilon, delta)
+    z = calibrate_noise_multiplier(epsilon, delta, accountant="rdp")
     for k in [1, 2, 5, 10, 50, 500]:
         laplace_var, gauss_var = 2 * (k / epsilon) ** 2, z * z * k
         scale = float(_core._noise_scales(epsilon, delta, k, 1.0))
