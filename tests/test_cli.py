@@ -107,7 +107,8 @@ def test_calibrate_without_replacement(capsys):
 # -- budget show --------------------------------------------------------------
 def _ledger(tmp_path):
     path = str(tmp_path / "study.sqlite")
-    budget = PrivacyBudget(3.0, 1e-5, ledger=path)
+    # RDP: the running totals below are RDP compositions (open() keeps the accountant)
+    budget = PrivacyBudget(3.0, 1e-5, ledger=path, accountant="rdp")
     budget.charge(gaussian_rdp(8.0), label="mean age")
     budget.charge(pure_dp_rdp(0.5), label="histogram of hours")
     budget.charge(approximate_dp_rdp(0.2, 1e-6), label="sparse vector")
