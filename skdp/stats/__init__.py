@@ -1,7 +1,8 @@
 """Differentially private descriptive statistics on arrays.
 
 ``count``, ``sum``, ``mean``, ``var``, ``std``, ``histogram``,
-``histogram2d``, ``histogramdd``, ``quantile`` and ``median`` mirror numpy's
+``histogram2d``, ``histogramdd``, ``quantile``, ``percentile``, ``median``
+and the NaN-aware ``nansum``, ``nanmean``, ``nanvar`` and ``nanstd`` mirror numpy's
 signatures and add the keyword-only ``epsilon``, ``delta``, ``bounds``,
 ``budget``, ``random_state`` and ``secure``. ``bounds`` releases private
 bounds of each column when none are public. Each call charges ``budget``
@@ -22,6 +23,7 @@ from ._functions import (
     sum,
     var,
 )
+from ._nan import nanmean, nanstd, nansum, nanvar, percentile
 from ._range import bounds
 
 __all__ = [
@@ -32,6 +34,11 @@ __all__ = [
     "histogramdd",
     "mean",
     "median",
+    "nanmean",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "percentile",
     "quantile",
     "std",
     "sum",
