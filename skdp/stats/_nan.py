@@ -240,7 +240,7 @@ def nanvar(
     >>> round(float(stats.nanvar(x, epsilon=1.0, bounds=(0, 100), random_state=0)))
     96
     >>> round(float(np.nanvar(x)))
-    100
+    98
     """
     return _nanvar(a, axis, epsilon, bounds, delta, ddof, budget, random_state, secure, "nanvar")
 
