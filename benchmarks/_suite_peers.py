@@ -114,7 +114,10 @@ def run(job):
         opt = torch.optim.Adam(groups, lr=p["learning_rate"])
     else:
         opt = torch.optim.SGD(groups, lr=p["learning_rate"], momentum=p["momentum"])
-    batch = min(256, n) if p["batch_size"] == "auto" else int(p["batch_size"])
+    if p.get("sampling_rate") is not None:  # Poisson rate q: Opacus's batch_size / n
+        batch = max(1, round(p["sampling_rate"] * n))
+    else:
+        batch = min(256, n) if p["batch_size"] == "auto" else int(p["batch_size"])
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(Xtr, ytr),
                                          batch_size=batch, shuffle=True)
     if math.isfinite(job["eps"]):
@@ -122,13 +125,17 @@ def run(job):
             module=model, optimizer=opt, data_loader=loader, target_epsilon=job["eps"],
             target_delta=job["delta"], epochs=p["max_iter"], max_grad_norm=p["clip_norm"],
             poisson_sampling=True)
+    scheduler = None
+    if p.get("schedule") == "cosine":  # per step, to 0 at the last one, as skdp's
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=p["max_iter"] * len(loader))
     for _ in range(p["max_iter"]):
         for xb, yb in loader:
-            if len(xb) == 0:
-                continue
-            opt.zero_grad()
-            loss_fn(model(xb), yb).backward()
-            opt.step()
+            if len(xb) > 0:
+                opt.zero_grad()
+                loss_fn(model(xb), yb).backward()
+                opt.step()
+            if scheduler is not None:
+                scheduler.step()
     model.eval()
     with torch.no_grad():
         out = model(Xte).numpy()

@@ -265,10 +265,17 @@ def dpl_jobs(spec, task, eps_list, seeds):
 def opacus_params(spec):
     """skdp's DP-SGD defaults, read from the installed skdp (so a changed default follows)."""
     cls = _skdp_classes()["DPSGDRegressor" if spec.family == "sgdreg" else "DPSGDClassifier"]
-    p = cls().get_params()
-    return dict(hidden=[32] if spec.family == "mlp" else list(p["hidden_layer_sizes"]),
+    hidden = [32] if spec.family == "mlp" else list(cls().get_params()["hidden_layer_sizes"])
+    # the resolved learning rate and sampling rate ("auto" defaults): a one-epoch fit at
+    # epsilon = inf on public made-up rows reports them
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(200, 2)), np.arange(200) % 2
+    est = cls(hidden_layer_sizes=tuple(hidden), epsilon=math.inf, max_iter=1).fit(X, y)
+    p = est.get_params()
+    return dict(hidden=hidden,
                 activation=p["activation"], alpha=p["alpha"], optimizer=p["optimizer"],
-                learning_rate=p["learning_rate"], momentum=p["momentum"], batch_size=p["batch_size"],
+                learning_rate=est.learning_rate_, momentum=p["momentum"], batch_size=p["batch_size"],
+                sampling_rate=est.sampling_rate_ if p["batch_size"] == "auto" else None,
                 max_iter=p["max_iter"], clip_norm=p["clip_norm"], schedule=p["schedule"], loss=p["loss"])
 
 
