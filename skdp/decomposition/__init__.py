@@ -1,0 +1,5 @@
+"""Differentially private matrix decomposition: :class:`DPPCA`."""
+
+from ._pca import DPPCA
+
+__all__ = ["DPPCA"]

@@ -1,0 +1,342 @@
+"""DPPCA: principal component analysis by the Analyze Gauss mechanism."""
+
+import functools
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.decomposition import PCA
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._base import DPEstimatorMixin
+from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
+from ..preprocessing._validation import check_bool, finite_output
+from ..stats._core import _noise_multiplier
+from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+
+__all__ = ["DPPCA"]
+
+# Shares of the squared weight of the one Gaussian vector (count, sums, second
+# moments): the noise std of a part is z·Δ/√share. The second moments carry the
+# components; the mean's error enters the covariance only squared.
+# Measured with benchmarks/bench_decomposition.py (docs/benchmarks.md).
+COUNT_SHARE = 0.05
+SUM_SHARE = 0.15
+MOMENT_SHARE = 0.80
+
+
+@functools.lru_cache(maxsize=64)
+def gaussian_multiplier(epsilon, delta):
+    """The smallest Gaussian noise multiplier reaching (ε, δ) by the tightest accountant (cached)."""
+    return calibrate_noise_multiplier(epsilon, delta)
+
+
+def check_data_norm(data_norm):
+    """``None`` or a finite float > 0."""
+    if data_norm is None:
+        return None
+    if isinstance(data_norm, (bool, np.bool_)) or not isinstance(data_norm, numbers.Real) \
+            or not math.isfinite(data_norm) or data_norm <= 0:
+        raise ValueError(f"data_norm must be a finite float > 0 or None; got {data_norm!r}.")
+    return float(data_norm)
+
+
+def clip_rows(X, bounds, data_norm):
+    """Rows clipped to the box ``bounds``, centred at its midpoint c and scaled to norm ≤ data_norm.
+
+    Returns (Y, c) with Y = the centred rows (a new array).
+    """
+    lower, upper = bounds
+    c = (lower + upper) / 2.0
+    Y = np.clip(X, lower, upper) - c
+    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    too_long = norms > data_norm
+    Y[too_long] *= (data_norm / norms[too_long])[:, None]
+    return Y, c
+
+
+class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Principal component analysis with differential privacy (Analyze Gauss).
+
+    Like :class:`sklearn.decomposition.PCA`. Rows are clipped to the box
+    ``bounds``, centred at the box's midpoint c, and scaled down to L2 norm
+    at most ``data_norm``. One Gaussian vector then releases the count of
+    rows, the sum of the centred rows and the upper triangle of their second
+    moment matrix Σ yyᵀ (Analyze Gauss: Dwork, Talwar, Thakurta & Zhang
+    2014, Alg. 1, symmetric noise; one row changes the count by 1, the sum
+    by ‖y‖ ≤ C and the upper triangle of yyᵀ by at most ‖y‖² ≤ C² in L2
+    norm). Each part is scaled by its sensitivity and weighted by √share
+    (shares 0.05, 0.15 and 0.80 of one unit), so the normalised vector has
+    L2 sensitivity 1 and its curve is that of one Gaussian mechanism
+    (Mironov 2017, Prop. 7). The covariance (M − s sᵀ/ñ)/(ñ − 1) and the
+    mean c + s/ñ are post-processing; the components are the eigenvectors of
+    that noisy covariance, with scikit-learn's signs (largest entry of each
+    component positive). ``delta`` must be > 0.
+
+    **Bounds.** Public ``bounds`` cost nothing. Without them
+    (``bounds=None``) half of ``epsilon`` releases private bounds
+    (:func:`skdp.stats.bounds`), composed into the fit's one charge as
+    :class:`~skdp.preprocessing.DPStandardScaler` does (see :ref:`bounds`).
+    ``data_norm`` defaults to the half-diagonal of the box, which clips
+    nothing more; a smaller public value lowers the noise of the second
+    moments (∝ C²) at the price of shrinking long rows. ``transform`` clips
+    rows as the fit did. With ``epsilon=inf`` the fit is scikit-learn's
+    ``PCA(svd_solver="full")`` on the clipped data (on the data itself
+    without bounds).
+
+    Parameters
+    ----------
+    n_components : int, float in (0, 1) or None, default=None
+        Number of components kept; a float keeps the fewest components whose
+        noisy explained variance ratio reaches it; ``None`` keeps all
+        ``n_features`` (the number of rows is private).
+    whiten : bool, default=False
+        Scale the projections by 1/√explained_variance_.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features (scalars or arrays of shape
+        (n_features,)); ``None``: estimated privately with half of ``epsilon``.
+    data_norm : float > 0 or None, default=None
+        Public bound of the L2 norm of a centred row (see above).
+    epsilon : float > 0, default=1.0
+    delta : float in (0, 1), default=1e-5
+    budget : PrivacyBudget or None, default=None
+    random_state : int, numpy Generator or None, default=None
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components_, n_features)
+    explained_variance_ : ndarray of shape (n_components_,)
+        Noisy eigenvalues of the covariance, floored at 0.
+    explained_variance_ratio_ : ndarray of shape (n_components_,)
+        ``explained_variance_`` over the sum of all noisy eigenvalues (floored at 0).
+    singular_values_ : ndarray of shape (n_components_,)
+        √(explained_variance_ · (ñ − 1)), ñ the noisy count.
+    mean_ : ndarray of shape (n_features,)
+    noise_variance_ : float
+        Mean of the discarded noisy eigenvalues (0 when none is discarded).
+    n_components_ : int
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+    data_norm_ : float
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.decomposition import DPPCA
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(20_000, 3)) @ np.diag([3.0, 1.0, 0.3])
+    >>> pca = DPPCA(n_components=2, bounds=(-10, 10), epsilon=1.0, random_state=0).fit(X)
+    >>> np.abs(pca.components_).round(2)
+    array([[1.  , 0.  , 0.01],
+           [0.  , 1.  , 0.04]])
+    >>> pca.explained_variance_.round(1)  # scikit-learn's PCA: [9., 1.]
+    array([9., 1.])
+    >>> pca.transform(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(
+        self,
+        n_components=None,
+        *,
+        whiten=False,
+        bounds=None,
+        data_norm=None,
+        epsilon=1.0,
+        delta=DEFAULT_DELTA,
+        budget=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.whiten = whiten
+        self.bounds = bounds
+        self.data_norm = data_norm
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.random_state = random_state
+
+    def _check_n_components(self, n_features):
+        n = self.n_components
+        if n is None:
+            return n_features
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Real):
+            raise ValueError(f"n_components must be an int, a float in (0, 1) or None; got {n!r}.")
+        if isinstance(n, numbers.Integral):
+            if not 1 <= n <= n_features:
+                raise ValueError(f"n_components={n} must be between 1 and n_features={n_features}.")
+            return int(n)
+        if not 0 < n < 1:
+            raise ValueError(f"A float n_components must be in (0, 1); got {n!r}.")
+        return float(n)
+
+    def fit(self, X, y=None):
+        """Release the noisy covariance and keep its top eigenvectors; charges the budget once.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        X = validate_data(self, X, dtype=np.float64)
+        n_features = X.shape[1]
+        n_components = self._check_n_components(n_features)
+        bounds = check_bounds_or_none(self.bounds, n_features)
+        data_norm = check_data_norm(self.data_norm)
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta)
+        check_bool(self.whiten, "whiten")
+        rng = check_generator(self.random_state)
+        if epsilon != math.inf and delta == 0:
+            raise ValueError("DPPCA adds Gaussian noise (Analyze Gauss) and needs delta > 0.")
+        # The curve from public parameters alone, then one charge.
+        estimate = bounds is None and epsilon != math.inf
+        if epsilon == math.inf:
+            curve = RDPCurve.non_private()
+        elif estimate:
+            eps_bounds, eps_stat, curve = split_curve(
+                epsilon, delta, n_features, lambda e: gaussian_rdp(_noise_multiplier(e, delta)))
+            z = _noise_multiplier(eps_stat, delta)
+        else:
+            z = gaussian_multiplier(epsilon, delta)
+            curve = gaussian_rdp(z)
+        self._charge_budget(curve)
+
+        if estimate:
+            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
+        if epsilon == math.inf:
+            return self._fit_exact(X, bounds, data_norm, n_components)
+        half = (bounds[1] - bounds[0]) / 2.0
+        self.bounds_ = bounds
+        self.data_norm_ = float(np.sqrt(np.sum(half * half))) if data_norm is None else data_norm
+        C = max(self.data_norm_, np.finfo(float).tiny)
+        Y, c = clip_rows(X, bounds, C)
+        # Analyze Gauss (DTTZ14, Alg. 1): one Gaussian vector over the normalised parts.
+        iu = np.triu_indices(n_features)
+        noise_m = np.zeros((n_features, n_features))
+        noise_m[iu] = rng.normal(0.0, z * C * C / math.sqrt(MOMENT_SHARE), size=iu[0].size)
+        noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
+        count = X.shape[0] + rng.normal(0.0, z / math.sqrt(COUNT_SHARE))
+        sums = Y.sum(axis=0) + rng.normal(0.0, z * C / math.sqrt(SUM_SHARE), size=n_features)
+        moments = Y.T @ Y + noise_m
+        n = max(count, 2.0)
+        cov = (moments - np.outer(sums, sums) / n) / (n - 1.0)
+        self.mean_ = np.clip(c + sums / n, bounds[0], bounds[1])
+        eigval, eigvec = np.linalg.eigh((cov + cov.T) / 2.0)
+        order = np.argsort(eigval)[::-1]
+        eigval = np.maximum(eigval[order], 0.0)
+        components = eigvec[:, order].T
+        self._set_components(components, eigval, n, n_components)
+        return self
+
+    def _fit_exact(self, X, bounds, data_norm, n_components):
+        """``epsilon=inf``: scikit-learn's full-SVD PCA on the clipped rows."""
+        n_features = X.shape[1]
+        if bounds is None:
+            self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf))
+            self.data_norm_ = math.inf if data_norm is None else data_norm
+            # no box: a public data_norm bounds the norm of the row itself
+            Xc = X if data_norm is None else clip_rows(X, (np.zeros(n_features),) * 2, data_norm)[0]
+        else:
+            half = (bounds[1] - bounds[0]) / 2.0
+            self.bounds_ = bounds
+            self.data_norm_ = float(np.sqrt(np.sum(half * half))) if data_norm is None else data_norm
+            Y, c = clip_rows(X, bounds, self.data_norm_)
+            Xc = Y + c
+        k = n_components if not isinstance(n_components, int) else min(n_components, *Xc.shape)
+        pca = PCA(n_components=k, whiten=self.whiten, svd_solver="full").fit(Xc)
+        for name in ("components_", "explained_variance_", "explained_variance_ratio_",
+                     "singular_values_", "mean_", "noise_variance_", "n_components_"):
+            setattr(self, name, getattr(pca, name))
+        return self
+
+    def _set_components(self, components, eigval, n, n_components):
+        """Keep the top components of the noisy eigen-decomposition (post-processing)."""
+        # scikit-learn's signs (svd_flip, u_based_decision=False): largest |entry| positive
+        signs = np.sign(components[np.arange(len(components)),
+                                   np.argmax(np.abs(components), axis=1)])
+        components = components * np.where(signs == 0, 1.0, signs)[:, None]
+        total = eigval.sum()
+        ratio = eigval / total if total > 0 else np.zeros_like(eigval)
+        if isinstance(n_components, float):
+            k = int(np.searchsorted(np.cumsum(ratio), n_components, side="right") + 1)
+            k = min(k, len(eigval))
+        else:
+            k = n_components
+        self.n_components_ = k
+        self.components_ = components[:k]
+        self.explained_variance_ = eigval[:k]
+        self.explained_variance_ratio_ = ratio[:k]
+        self.singular_values_ = np.sqrt(eigval[:k] * (n - 1.0))
+        self.noise_variance_ = float(eigval[k:].mean()) if k < len(eigval) else 0.0
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def _clip(self, X):
+        """Rows clipped as the fit clipped them (box, then norm about the box's midpoint)."""
+        lower, upper = self.bounds_
+        if not np.all(np.isfinite(lower)) or not np.all(np.isfinite(upper)):
+            if math.isinf(self.data_norm_):
+                return X
+            return clip_rows(X, (np.zeros(X.shape[1]),) * 2, self.data_norm_)[0]
+        Y, c = clip_rows(X, self.bounds_, self.data_norm_)
+        return Y + c
+
+    def transform(self, X):
+        """Clip X as the fit did, centre it and project it on the components.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+
+        def project():
+            Z = (self._clip(X) - self.mean_) @ self.components_.T
+            if self.whiten:
+                Z /= np.sqrt(np.maximum(self.explained_variance_, np.finfo(float).eps))
+            return Z
+
+        return finite_output(project)
+
+    def inverse_transform(self, X):
+        """Map projections back to the feature space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_components_)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = check_array(X, dtype=np.float64)
+        if X.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} columns; expected n_components_="
+                             f"{self.components_.shape[0]}.")
+
+        def back():
+            Z = X
+            if self.whiten:
+                Z = Z * np.sqrt(np.maximum(self.explained_variance_, np.finfo(float).eps))
+            return Z @ self.components_ + self.mean_
+
+        return finite_output(back)
