@@ -1,0 +1,5 @@
+"""Differentially private clustering: :class:`DPKMeans`."""
+
+from ._kmeans import DPKMeans
+
+__all__ = ["DPKMeans"]
