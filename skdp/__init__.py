@@ -37,7 +37,9 @@ _LAZY = {"PrivacyCost": "._cost", "privacy_cost": "._cost"}
 _SUBPACKAGES = {
     "accounting",
     "budget",
+    "cluster",
     "datasets",
+    "decomposition",
     "ensemble",
     "exceptions",
     "impute",
