@@ -23,13 +23,21 @@ def bin_edges(lower, upper, max_bins):
     return lower[:, None] + (upper - lower)[:, None] * steps[None, :]
 
 
+def _percentile_method():
+    import sklearn
+    from sklearn.utils.fixes import parse_version
+
+    new = parse_version(sklearn.__version__).release >= (1, 7)
+    return "averaged_inverted_cdf" if new else "midpoint"
+
+
 def quantile_edges(X, max_bins):
     """Non-private inner edges: midpoints between distinct values, or the data's quantiles.
 
     The rule of scikit-learn's ``_find_binning_thresholds``: with at most
     ``max_bins`` distinct values, the midpoints between consecutive ones;
-    otherwise the percentiles ``100·k/max_bins``
-    (``method="averaged_inverted_cdf"``).
+    otherwise the percentiles ``100·k/max_bins`` (``method="averaged_inverted_cdf"``
+    from scikit-learn 1.7, ``"midpoint"`` before, to match the installed one).
     Padded with the last edge to ``max_bins − 1`` columns. Only for ε = ∞.
     """
     d = X.shape[1]
@@ -40,7 +48,7 @@ def quantile_edges(X, max_bins):
             inner = (distinct[:-1] + distinct[1:]) * 0.5
         else:
             pct = np.linspace(0, 100, num=max_bins + 1)[1:-1]
-            inner = np.percentile(X[:, j], pct, method="averaged_inverted_cdf")
+            inner = np.percentile(X[:, j], pct, method=_percentile_method())
         if inner.size == 0:
             inner = np.array([np.inf])
         edges[j] = np.concatenate([inner, np.full(max_bins - 1 - inner.size, inner[-1])])
