@@ -1,0 +1,135 @@
+import math
+
+import numpy as np
+import pytest
+from sklearn.decomposition import PCA
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdp import PrivacyBudget
+from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp
+from skdp.decomposition import DPPCA
+from skdp.stats._core import _noise_multiplier
+from skdp.stats._range import split_curve
+from skdp.utils._testing import (
+    assert_bad_input_costs_nothing,
+    assert_charges_once,
+    assert_refused_fit_fits_nothing,
+    assert_same_curve,
+)
+
+B = (-10.0, 10.0)
+SCALES = np.array([3.0, 1.0, 0.3])
+
+
+@parametrize_with_checks(
+    [DPPCA(), DPPCA(epsilon=math.inf), DPPCA(bounds=B, random_state=0),
+     DPPCA(bounds=B, whiten=True, epsilon=math.inf), DPPCA(whiten=True, random_state=0)],
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _data(n=20_000, seed=0):
+    return np.random.default_rng(seed).normal(size=(n, 3)) * SCALES
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+@pytest.mark.parametrize("bounds", [None, (-50.0, 50.0)])
+def test_epsilon_inf_matches_sklearn(whiten, bounds):
+    X = _data(500)
+    ours = DPPCA(n_components=2, whiten=whiten, bounds=bounds, epsilon=math.inf).fit(X)
+    ref = PCA(n_components=2, whiten=whiten, svd_solver="full").fit(X)
+    for name in ["components_", "explained_variance_", "explained_variance_ratio_",
+                 "singular_values_", "mean_", "noise_variance_"]:
+        np.testing.assert_allclose(getattr(ours, name), getattr(ref, name), rtol=1e-12,
+                                   atol=1e-12)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-10)
+    Z = ref.transform(X[:5])
+    np.testing.assert_allclose(ours.inverse_transform(Z), ref.inverse_transform(Z), atol=1e-10)
+    assert ours.epsilon_spent_ == math.inf
+
+
+def test_charged_curve_comes_from_parameters_not_data():
+    z = calibrate_noise_multiplier(0.7, 1e-5)
+    expected = gaussian_rdp(z)
+    est = DPPCA(n_components=2, bounds=B, epsilon=0.7, delta=1e-5)
+    a = assert_charges_once(est, _data(3000, 0), expected_curve=expected)
+    b = assert_charges_once(est, _data(50, 1) * 4, expected_curve=expected)
+    assert a.epsilon_spent_ == pytest.approx(0.7, rel=1e-4)
+    assert b.epsilon_spent_ == a.epsilon_spent_
+    # private bounds: half of epsilon to the bounds, composed in the one charge
+    *_, split = split_curve(0.7, 1e-5, 3, lambda e: gaussian_rdp(_noise_multiplier(e, 1e-5)))
+    c = assert_charges_once(DPPCA(epsilon=0.7), _data(3000, 2), expected_curve=split)
+    assert c.epsilon_spent_ <= 0.7 * (1 + 1e-9)
+
+
+def test_bad_input_costs_nothing():
+    X = _data(200)
+    bad_X = X.copy()
+    bad_X[3, 1] = np.nan
+    inf_X = X.copy()
+    inf_X[0, 0] = np.inf
+    assert_bad_input_costs_nothing(
+        DPPCA(bounds=B), X,
+        bad_params=[{"epsilon": 0}, {"epsilon": -1.0}, {"epsilon": np.nan}, {"delta": 0.0},
+                    {"delta": 1.0}, {"n_components": 0}, {"n_components": 4},
+                    {"n_components": 1.5}, {"n_components": "mle"}, {"data_norm": -1.0},
+                    {"data_norm": np.inf}, {"bounds": ([0, 0], [1, 1])}, {"bounds": (1, 0)},
+                    {"whiten": "yes"}],
+        bad_data=[(bad_X, None), (inf_X, None), (X[:, :, None], None), (np.empty((0, 3)), None)],
+    )
+
+
+def test_refused_fit_fits_nothing():
+    assert_refused_fit_fits_nothing(DPPCA(bounds=B), _data(200))
+    assert_refused_fit_fits_nothing(DPPCA(), _data(200))
+
+
+def test_dp_fit_is_accurate():
+    X = _data()
+    pca = DPPCA(n_components=2, bounds=B, epsilon=1.0, random_state=0).fit(X)
+    # Noise std of each covariance entry: z·C²/(√0.8·n) = 3.73·300/(0.894·20000) ≈ 0.063
+    # (C² = 3·10²), so its spectral norm is about 2·0.063·√3 ≈ 0.22: the top eigenvalue
+    # (9) moves by less than that plus its sampling sd 9·√(2/n) ≈ 0.09, and the top
+    # component turns by about 0.22/(9 − 1) ≈ 0.03 rad. Tolerances are 2-5 times those.
+    assert abs(pca.explained_variance_[0] - 9.0) < 0.6
+    assert abs(pca.explained_variance_[1] - 1.0) < 0.6
+    assert abs(pca.components_[0, 0]) > 0.99
+    assert abs(pca.components_[1, 1]) > 0.95
+    assert pca.components_[0, 0] > 0  # scikit-learn's sign: the largest entry positive
+    np.testing.assert_allclose(pca.mean_, 0.0, atol=0.1)
+    np.testing.assert_allclose(np.linalg.norm(pca.components_, axis=1), 1.0)
+
+
+def test_fixed_seed_reproduces_and_seeds_differ():
+    X = _data(2000)
+    a = DPPCA(bounds=B, random_state=3).fit(X)
+    b = DPPCA(bounds=B, random_state=3).fit(X)
+    c = DPPCA(bounds=B, random_state=4).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    assert not np.array_equal(a.explained_variance_, c.explained_variance_)
+
+
+def test_transform_clips_rows_as_the_fit_did():
+    X = _data(2000)
+    pca = DPPCA(bounds=(-2, 2), data_norm=2.0, random_state=0).fit(X)
+    far = np.array([[30.0, 0.0, 0.0]])
+    np.testing.assert_allclose(pca.transform(far), pca.transform([[2.0, 0.0, 0.0]]))
+    long = np.array([[2.0, 2.0, 0.0]])  # inside the box, norm 2.83 > data_norm
+    np.testing.assert_allclose(pca.transform(long), pca.transform(long / math.sqrt(2)))
+
+
+def test_float_n_components_and_pandas_output():
+    pd = pytest.importorskip("pandas")
+    X = _data(20_000)
+    pca = DPPCA(n_components=0.85, bounds=B, random_state=0).fit(X)
+    assert pca.n_components_ == 1  # ratios about 0.89, 0.10, 0.01
+    out = DPPCA(n_components=2, bounds=B, random_state=0).set_output(transform="pandas") \
+        .fit_transform(pd.DataFrame(X, columns=["a", "b", "c"]))
+    assert list(out.columns) == ["dppca0", "dppca1"]
+
+
+def test_budget_is_charged_once_per_fit():
+    budget = PrivacyBudget(10.0, 1e-5)
+    DPPCA(bounds=B, epsilon=1.0, budget=budget, random_state=0).fit(_data(500))
+    assert len(budget) == 1
