@@ -192,7 +192,7 @@ def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=No
         sigma = float(noise_multiplier)
     curve = _run_curve(sampling_rate, n_steps, sigma, count=count, fixed=fixed)
     if noise_multiplier is not None and epsilon is not None and epsilon != math.inf:
-        spent = curve.epsilon(delta)
+        spent = accounting.epsilon_of(curve, delta)  # the budget's default accountant
         if spent > epsilon * (1 + 1e-9):
             raise ValueError(
                 f"noise_multiplier={sigma} with sampling rate {sampling_rate:.6g} and "

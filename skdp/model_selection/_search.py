@@ -32,6 +32,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
+from ..accounting import epsilon_of as accounting_epsilon_of
 from ..accounting import (
     DEFAULT_ORDERS,
     RDPCurve,
@@ -985,8 +986,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         def scaled(t):
             return [{**{k: t * float(v) for k, v in keys.items()}, **p} for p in candidates]
 
-        def epsilon_of(curve):
-            return curve.epsilon(delta) if curve.delta <= delta else math.inf
+        def epsilon_of(curve):  # as the budget's default accountant composes it
+            return accounting_epsilon_of(curve, delta) if curve.delta <= delta else math.inf
 
         def cost(t, refit):
             # refit=None: the refit is scaled with the runs. A run's epsilon so small that no
