@@ -45,25 +45,34 @@ def check_data_norm(data_norm):
 
 
 def clip_rows(X, bounds, data_norm):
-    """Rows clipped to the box ``bounds``, centred at its midpoint c and scaled to norm ≤ data_norm.
+    """Rows clipped to the box ``bounds``, centred, and of L2 norm at most C.
 
-    Returns (Y, c) with Y = the centred rows (a new array).
+    Without ``data_norm`` the centre c is the box's midpoint and C its
+    half-diagonal (the box alone bounds the norm); with it, c = 0 and rows
+    longer than ``data_norm`` are scaled down to it. Infinite bounds clip
+    nothing (``epsilon=inf``). Returns (Y, c, C) with Y = clipped rows − c (a
+    new array).
     """
     lower, upper = bounds
-    c = (lower + upper) / 2.0
-    Y = np.clip(X, lower, upper) - c
+    Y = np.clip(X, lower, upper)
+    if data_norm is None:
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+            return Y, np.zeros(X.shape[1]), math.inf
+        c = (lower + upper) / 2.0
+        half = (upper - lower) / 2.0
+        return Y - c, c, float(np.sqrt(np.sum(half * half)))
     norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
     too_long = norms > data_norm
     Y[too_long] *= (data_norm / norms[too_long])[:, None]
-    return Y, c
+    return Y, np.zeros(X.shape[1]), data_norm
 
 
 class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis with differential privacy (Analyze Gauss).
 
     Like :class:`sklearn.decomposition.PCA`. Rows are clipped to the box
-    ``bounds``, centred at the box's midpoint c, and scaled down to L2 norm
-    at most ``data_norm``. One Gaussian vector then releases the count of
+    ``bounds``, centred at a public point c, and of L2 norm at most C
+    (see ``data_norm`` below). One Gaussian vector then releases the count of
     rows, the sum of the centred rows and the upper triangle of their second
     moment matrix Σ yyᵀ (Analyze Gauss: Dwork, Talwar, Thakurta & Zhang
     2014, Alg. 1, symmetric noise; one row changes the count by 1, the sum
@@ -80,9 +89,12 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     (``bounds=None``) half of ``epsilon`` releases private bounds
     (:func:`skdp.stats.bounds`), composed into the fit's one charge as
     :class:`~skdp.preprocessing.DPStandardScaler` does (see :ref:`bounds`).
-    ``data_norm`` defaults to the half-diagonal of the box, which clips
-    nothing more; a smaller public value lowers the noise of the second
-    moments (∝ C²) at the price of shrinking long rows. ``transform`` clips
+    Without ``data_norm`` rows are centred at the box's midpoint and C is
+    the box's half-diagonal, which clips nothing more. A public
+    ``data_norm`` (a bound on a row's own L2 norm, as for the linear models)
+    centres at 0 instead and scales longer rows down to it: C =
+    ``data_norm``, often much smaller for one-hot or sparse rows, and the
+    second moments' noise is ∝ C². ``transform`` clips
     rows as the fit did. With ``epsilon=inf`` the fit is scikit-learn's
     ``PCA(svd_solver="full")`` on the clipped data (on the data itself
     without bounds).
@@ -99,7 +111,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Public bounds of the features (scalars or arrays of shape
         (n_features,)); ``None``: estimated privately with half of ``epsilon``.
     data_norm : float > 0 or None, default=None
-        Public bound of the L2 norm of a centred row (see above).
+        Public bound of the L2 norm of a row (see above); ``None``: the box's
+        half-diagonal about its midpoint.
     epsilon : float > 0, default=1.0
     delta : float in (0, 1), default=1e-5
     budget : PrivacyBudget or None, default=None
@@ -216,11 +229,9 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
         if epsilon == math.inf:
             return self._fit_exact(X, bounds, data_norm, n_components)
-        half = (bounds[1] - bounds[0]) / 2.0
         self.bounds_ = bounds
-        self.data_norm_ = float(np.sqrt(np.sum(half * half))) if data_norm is None else data_norm
+        Y, c, self.data_norm_ = clip_rows(X, bounds, data_norm)
         C = max(self.data_norm_, np.finfo(float).tiny)
-        Y, c = clip_rows(X, bounds, C)
         # Analyze Gauss (DTTZ14, Alg. 1): one Gaussian vector over the normalised parts.
         iu = np.triu_indices(n_features)
         noise_m = np.zeros((n_features, n_features))
@@ -242,17 +253,10 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     def _fit_exact(self, X, bounds, data_norm, n_components):
         """``epsilon=inf``: scikit-learn's full-SVD PCA on the clipped rows."""
         n_features = X.shape[1]
-        if bounds is None:
-            self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf))
-            self.data_norm_ = math.inf if data_norm is None else data_norm
-            # no box: a public data_norm bounds the norm of the row itself
-            Xc = X if data_norm is None else clip_rows(X, (np.zeros(n_features),) * 2, data_norm)[0]
-        else:
-            half = (bounds[1] - bounds[0]) / 2.0
-            self.bounds_ = bounds
-            self.data_norm_ = float(np.sqrt(np.sum(half * half))) if data_norm is None else data_norm
-            Y, c = clip_rows(X, bounds, self.data_norm_)
-            Xc = Y + c
+        self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf)) \
+            if bounds is None else bounds
+        Y, c, self.data_norm_ = clip_rows(X, self.bounds_, data_norm)
+        Xc = Y + c
         k = n_components if not isinstance(n_components, int) else min(n_components, *Xc.shape)
         pca = PCA(n_components=k, whiten=self.whiten, svd_solver="full").fit(Xc)
         for name in ("components_", "explained_variance_", "explained_variance_ratio_",
@@ -285,13 +289,9 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         return self.components_.shape[0]
 
     def _clip(self, X):
-        """Rows clipped as the fit clipped them (box, then norm about the box's midpoint)."""
-        lower, upper = self.bounds_
-        if not np.all(np.isfinite(lower)) or not np.all(np.isfinite(upper)):
-            if math.isinf(self.data_norm_):
-                return X
-            return clip_rows(X, (np.zeros(X.shape[1]),) * 2, self.data_norm_)[0]
-        Y, c = clip_rows(X, self.bounds_, self.data_norm_)
+        """Rows clipped as the fit clipped them (to the box, then to ``data_norm``)."""
+        data_norm = None if self.data_norm is None else self.data_norm_
+        Y, c, _ = clip_rows(X, self.bounds_, data_norm)
         return Y + c
 
     def transform(self, X):
