@@ -96,10 +96,12 @@ class DPEstimatorMixin:
                 if isinstance(exc, BudgetExceededError):
                     # Inside cross-validation scikit-learn's default error_score=np.nan
                     # turns this error into a NaN score: say plainly what happened.
+                    # The error tells the whole story; the warning only points at it,
+                    # so a refusal is said once.
                     warnings.warn(
                         f"The privacy budget ran out: {type(self).__name__}.fit was refused "
-                        f"and fitted nothing ({exc}) Inside GridSearchCV, cross_validate or "
-                        "cross_val_score this shows up as a NaN score, not as a bad "
+                        "(BudgetExceededError says why). Inside GridSearchCV, cross_validate "
+                        "or cross_val_score this shows up as a NaN score, not as a bad "
                         'candidate; pass error_score="raise" to stop at the first refused fit.',
                         BudgetExhaustedWarning,
                         stacklevel=2,

@@ -272,10 +272,13 @@ def test_refit_over_the_cap_raises():
     budget = _budget(_cap_after(3))
     clf = NoisyCentroids(5.0, budget=budget, random_state=0)
     search = GridSearchCV(clf, {"random_state": [0]}, cv=3)
-    with pytest.warns(BudgetExhaustedWarning):
-        with pytest.raises(BudgetExceededError):
+    with pytest.warns(BudgetExhaustedWarning) as warned:
+        with pytest.raises(BudgetExceededError) as refused:
             search.fit(X, y)  # the 3 CV fits pass; the refit is refused
     assert len(budget) == 3
+    # said once: the error has the whole story, the warning only points at it
+    assert str(refused.value) not in str(warned[0].message)
+    assert "BudgetExceededError says why" in str(warned[0].message)
 
 
 def test_cap_mid_search_error_score_raise_stops():
