@@ -169,9 +169,9 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             q, n_steps, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
             count=count, fixed=fixed,
         )
+        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
         # Charge before reading any value of X or y (beyond finiteness checks).
         self._charge_budget(curve)
-        rng = check_generator(self.random_state)
         if before is not None:
             before(rng)
         if batch_size is None:

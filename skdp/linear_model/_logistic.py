@@ -316,11 +316,12 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             if fixed is not None:
                 curve = fixed + curve
 
+        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
+
         # 3. charge, once.
         self._charge_budget(curve)
 
         # 4. only now read the data's values.
-        rng = check_generator(self.random_state)
         if estimate_norm:
             clipper.data_norm = estimate_data_norm(X, norm_epsilon, rng)
         Xa = clipper.centred(X)

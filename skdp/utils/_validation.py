@@ -237,5 +237,8 @@ def check_generator(random_state):
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError("random_state must be a non-negative int (or None, or a numpy "
+                             "Generator); got a negative int.")
         return np.random.default_rng(int(random_state))
     raise ValueError(f"random_state must be None, an int or a numpy Generator; got {random_state!r}.")

@@ -3,8 +3,10 @@
 The DP-SGD schedule with a noisy row count, the private bounds of
 DPLinearRegression and DPSGDRegressor, the refit share of the private search,
 the trees and boosting (exponential-mechanism splits, Gaussian leaves, zCDP
-accounting), DPPCA and DPKMeans. Confirmed defects are strict xfails; the
-other tests pin the properties that hold.
+accounting), DPPCA and DPKMeans. The review confirmed two defects, both fixed:
+an invalid or negative ``random_state`` was refused after the charge in DP-SGD
+and DPLogisticRegression (bad input cost budget). The other tests pin the
+properties that hold.
 """
 
 import itertools
@@ -82,11 +84,6 @@ def test_dpsgd_default_depends_on_n_only_through_the_drawn_count():
         assert fit.batch_size_ == pytest.approx(max(0.01 * (n + sigma_c * z), 1.0), rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "DPSGD _fit (skdp/linear_model/_dpsgd.py) and DPLogisticRegression.fit "
-    "(skdp/linear_model/_logistic.py) call check_generator(self.random_state) after "
-    "self._charge_budget(curve): an invalid random_state is refused after the charge, "
-    "so bad input costs budget."))
 @pytest.mark.parametrize("est", [DPSGDRegressor, DPSGDClassifier, DPLogisticRegression])
 def test_bad_random_state_is_refused_before_the_charge(est):
     X, y = _toy(60)
@@ -279,10 +276,6 @@ def test_pca_and_kmeans_cost_and_schedule_do_not_read_the_data():
     assert out[0][1].n_iter_ == out[1][1].n_iter_ == 3
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "check_generator (skdp/utils/_validation.py) accepts a negative int and passes it to "
-    "numpy.random.default_rng, which raises its own 'expected non-negative integer'; in "
-    "DP-SGD and DPLogisticRegression that happens after the charge."))
 def test_negative_seed_gets_a_clear_error_and_costs_nothing():
     X, y = _toy(60)
     budget = PrivacyBudget(10.0, DELTA)
