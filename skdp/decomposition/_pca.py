@@ -106,7 +106,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         noisy explained variance ratio reaches it; ``None`` keeps all
         ``n_features`` (the number of rows is private).
     whiten : bool, default=False
-        Scale the projections by 1/√explained_variance_.
+        Scale the projections by 1/√``explained_variance_``.
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays of shape
         (n_features,)); ``None``: estimated privately with half of ``epsilon``.
@@ -120,13 +120,13 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features)
-    explained_variance_ : ndarray of shape (n_components_,)
+    components_ : ndarray of shape (n_components, n_features)
+    explained_variance_ : ndarray of shape (n_components,)
         Noisy eigenvalues of the covariance, floored at 0.
-    explained_variance_ratio_ : ndarray of shape (n_components_,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the sum of all noisy eigenvalues (floored at 0).
-    singular_values_ : ndarray of shape (n_components_,)
-        √(explained_variance_ · (ñ − 1)), ñ the noisy count.
+    singular_values_ : ndarray of shape (n_components,)
+        √(``explained_variance_`` · (ñ − 1)), ñ the noisy count.
     mean_ : ndarray of shape (n_features,)
     noise_variance_ : float
         Mean of the discarded noisy eigenvalues (0 when none is discarded).
@@ -303,7 +303,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_)
+        ndarray of shape (n_samples, n_components)
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
@@ -321,7 +321,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_components_)
+        X : array-like of shape (n_samples, n_components)
 
         Returns
         -------

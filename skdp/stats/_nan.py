@@ -8,7 +8,7 @@ docstring): a NaN entry contributes 0 to every sum of its column, which lies
 inside each sum's range, so the sensitivities are those of the plain
 statistics (Dwork, McSherry, Nissim & Smith 2006, Prop. 1).
 
-- ``nansum``: one sum per output, sensitivity max(|lower|, |upper|): the
+- ``nansum``: one sum per output, sensitivity ``max(|lower|, |upper|)``: the
   curve of :func:`skdp.stats.sum`.
 - ``nanmean``: per output a count of values (sensitivity 1) and a centred
   sum (sensitivity (upper − lower)/2): k = 2d sums, against d + 1 for
@@ -108,7 +108,7 @@ def nansum(
     """Differentially private ``np.nansum(np.clip(a, *bounds), axis)``.
 
     NaN entries count as 0; the others are clipped to the bounds. One row
-    changes a column's sum by at most max(|lower|, |upper|), as for
+    changes a column's sum by at most ``max(|lower|, |upper|)``, as for
     :func:`skdp.stats.sum`, whose curve this is.
 
     Examples
