@@ -242,15 +242,22 @@ class RDPCurve:
 
     __hash__ = None
 
-    def __reduce__(self):
-        return (_curve_from_dict, (self.to_dict(),))
+    # Pickle, joblib and skops.io all restore a curve through __getstate__ and
+    # __setstate__; its state is to_dict() (lists, floats and strings only),
+    # checked again by from_dict on load. skops needs this: a class with
+    # __slots__ has no __dict__ to restore.
+    def __getstate__(self):
+        return self.to_dict()
+
+    def __setstate__(self, state):
+        if any(hasattr(self, name) for name in RDPCurve.__slots__):
+            raise AttributeError("RDPCurve is immutable.")
+        curve = RDPCurve.from_dict(state)
+        for name in RDPCurve.__slots__:
+            object.__setattr__(self, name, getattr(curve, name))
 
     def __repr__(self):
         return f"RDPCurve({self.mechanism}, n_orders={self.orders.size})"
-
-
-def _curve_from_dict(d):
-    return RDPCurve.from_dict(d)
 
 
 def _normalised(event):

@@ -281,6 +281,15 @@ class PrivacyBudget:
                  self._identity, self.accountant)
         return (_reattach, state)
 
+    # skops.io restores an object from __getstate__ and __setstate__, not from
+    # __reduce__: the same handle as an unpickled one, attached to the same
+    # ledger without opening it.
+    def __getstate__(self):
+        return dict(zip(_REATTACH_ARGS, self.__reduce__()[1]))
+
+    def __setstate__(self, state):
+        self.__dict__.update(vars(_reattach(**state)))
+
     def __eq__(self, other):
         return isinstance(other, PrivacyBudget) and other.path == self.path
 
@@ -697,6 +706,9 @@ def _file_identity(path):
     """(host, device, inode) of the ledger file: what a handle knows its ledger by."""
     st = os.stat(path)
     return (socket.gethostname(), st.st_dev, st.st_ino)
+
+
+_REATTACH_ARGS = ("path", "epsilon", "delta", "orders", "temporary", "identity", "accountant")
 
 
 def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant="tightest"):
