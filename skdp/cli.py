@@ -3,7 +3,7 @@
 ::
 
     skdp account   --noise-multiplier 4 --sampling-rate 0.01 --steps 10000 --delta 1e-5
-    skdp account   --noise-multiplier 4 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --accountant pld
+    skdp account   --noise-multiplier 4 --sampling-rate 0.01 --steps 10000 --delta 1e-5 --accountant rdp
     skdp calibrate --target-epsilon 1 --delta 1e-5 --sampling-rate 0.01 --epochs 100
     skdp budget show study.sqlite
 
@@ -111,18 +111,28 @@ def _order_text(order):
 
 
 def _epsilon_and_order(args, curve_of, name, sigma, steps):
-    """ε at --delta and the optimal Rényi order (NaN for the PLD accountant, which has none)."""
-    if args.accountant == "pld":
-        eps = epsilon_for(sigma, args.delta, sampling_rate=args.sampling_rate, steps=steps,
+    """ε at --delta, the optimal Rényi order and the accountant that gave ε.
+
+    The order is NaN when the PLD accountant gave ε (it has no order). With
+    ``--accountant tightest`` (the default) ε is the smaller of both, a valid
+    upper bound since both are.
+    """
+    rdp_eps, order = math.inf, math.nan
+    if args.accountant in ("rdp", "tightest"):
+        rdp_eps, order = curve_of(args.sampling_rate, sigma, steps).epsilon_and_order(args.delta)
+        if args.accountant == "rdp":
+            return rdp_eps, order, "rdp"
+    pld_eps = epsilon_for(sigma, args.delta, sampling_rate=args.sampling_rate, steps=steps,
                           sampling=name, accountant="pld")
-        return eps, math.nan
-    return curve_of(args.sampling_rate, sigma, steps).epsilon_and_order(args.delta)
+    if pld_eps < rdp_eps:
+        return pld_eps, math.nan, "pld"
+    return rdp_eps, order, "rdp"
 
 
 def _how(accountant, order):
     if accountant == "pld":
         return "privacy loss distribution accountant"
-    return f"optimal Renyi order {_order_text(order)}"
+    return f"Renyi DP accountant, optimal order {_order_text(order)}"
 
 
 def _account(args):
@@ -130,7 +140,7 @@ def _account(args):
     steps = _steps(args)
     if args.delta == 0:
         raise ValueError("--delta must be > 0: the Gaussian mechanism has no pure ε-DP guarantee.")
-    eps, order = _epsilon_and_order(args, curve_of, name, args.noise_multiplier, steps)
+    eps, order, used = _epsilon_and_order(args, curve_of, name, args.noise_multiplier, steps)
     result = {
         "epsilon": eps,
         "delta": args.delta,
@@ -140,11 +150,12 @@ def _account(args):
         "steps": steps,
         "sampling": name,
         "accountant": args.accountant,
+        "composed_by": used,
     }
     if args.json:
         _print_json(result)
     else:
-        print(f"epsilon = {eps:.4f} at delta = {args.delta:g} ({_how(args.accountant, order)})")
+        print(f"epsilon = {eps:.4f} at delta = {args.delta:g} ({_how(used, order)})")
         print(
             f"noise multiplier {args.noise_multiplier:g}, sampling rate {args.sampling_rate:g} "
             f"({args.sampling}), {steps} steps"
@@ -162,7 +173,7 @@ def _calibrate(args):
         sampling=name,
         accountant=args.accountant,
     )
-    eps, order = _epsilon_and_order(args, curve_of, name, sigma, steps)
+    eps, order, used = _epsilon_and_order(args, curve_of, name, sigma, steps)
     result = {
         "noise_multiplier": sigma,
         "epsilon": eps,
@@ -173,6 +184,7 @@ def _calibrate(args):
         "steps": steps,
         "sampling": name,
         "accountant": args.accountant,
+        "composed_by": used,
     }
     if args.json:
         _print_json(result)
@@ -180,7 +192,7 @@ def _calibrate(args):
         print(f"noise multiplier sigma = {sigma:.4f}")
         print(
             f"gives epsilon = {eps:.4f} <= {args.target_epsilon:g} at delta = {args.delta:g} "
-            f"({_how(args.accountant, order)}) with sampling rate "
+            f"({_how(used, order)}) with sampling rate "
             f"{args.sampling_rate:g} ({args.sampling}), {steps} steps"
         )
 
@@ -220,10 +232,11 @@ def _add_sampling_arguments(parser):
     )
     parser.add_argument(
         "--accountant",
-        choices=("rdp", "pld"),
-        default="rdp",
-        help="rdp: Renyi DP (default); pld: privacy loss distributions, the tighter epsilon "
-        "(never below the exact one)",
+        choices=("tightest", "rdp", "pld"),
+        default="tightest",
+        help="tightest (default): the smaller epsilon of both accountants, valid since both "
+        "are upper bounds; rdp: Renyi DP; pld: privacy loss distributions (never below the "
+        "exact epsilon)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
 

@@ -38,12 +38,13 @@ def test_account_reference_value(capsys):
     # q=0.01, σ=4, T=10000, δ=1e-5: ε = 1.0355 ± 0.0005 at order 17, the
     # fixed reference value of this configuration (exact Poisson-subsampled
     # Gaussian RDP of MTZ19, converted with CKS20 Prop. 12).
-    code, out, err = run(capsys, "account", *DPSGD)
+    code, out, err = run(capsys, "account", *DPSGD, "--accountant", "rdp")
     assert (code, err) == (0, "")
-    assert "epsilon = 1.0355 at delta = 1e-05 (optimal Renyi order 17)" in out
-    result = run_json(capsys, "account", *DPSGD)
+    assert "epsilon = 1.0355 at delta = 1e-05 (Renyi DP accountant, optimal order 17)" in out
+    result = run_json(capsys, "account", *DPSGD, "--accountant", "rdp")
     assert result["epsilon"] == pytest.approx(1.0355, abs=5e-4)
     assert result["order"] == 17
+    assert (result["accountant"], result["composed_by"]) == ("rdp", "rdp")
     assert (result["steps"], result["sampling"], result["delta"]) == (10000, "poisson", 1e-5)
 
 
@@ -54,7 +55,7 @@ def test_account_matches_the_accounting_functions(capsys):
     ]:
         result = run_json(
             capsys, "account", "--noise-multiplier", "1.1", "--sampling-rate", "0.004",
-            "--steps", "2000", "--delta", "1e-6", "--sampling", cli_name,
+            "--steps", "2000", "--delta", "1e-6", "--sampling", cli_name, "--accountant", "rdp",
         )
         eps, order = curve_of(0.004, 1.1, 2000).epsilon_and_order(1e-6)
         assert (result["epsilon"], result["order"]) == (eps, order)
@@ -80,15 +81,38 @@ def test_account_steps_may_be_written_as_a_float(capsys):
     assert result["steps"] == 10000
 
 
+def test_account_by_default_reports_the_tighter_of_both_accountants(capsys):
+    # Both are upper bounds on the true ε, so the smaller is valid; here PLD's
+    # (0.947, test_pld_reference) is below RDP's 1.0355.
+    code, out, err = run(capsys, "account", *DPSGD)
+    assert (code, err) == (0, "")
+    assert "epsilon = 0.9471 at delta = 1e-05 (privacy loss distribution accountant)" in out
+    result = run_json(capsys, "account", *DPSGD)
+    both = {a: run_json(capsys, "account", *DPSGD, "--accountant", a)["epsilon"]
+            for a in ("rdp", "pld")}
+    assert result["epsilon"] == min(both.values()) == both["pld"] < both["rdp"]
+    assert (result["accountant"], result["composed_by"], result["order"]) == ("tightest", "pld", None)
+    # A single full-batch Gaussian step: RDP's conversion is the smaller here
+    # only if PLD's discretisation costs more; whichever wins is reported.
+    one = run_json(capsys, "account", "--noise-multiplier", "1", "--steps", "1", "--delta", "1e-5")
+    alone = {a: run_json(capsys, "account", "--noise-multiplier", "1", "--steps", "1",
+                         "--delta", "1e-5", "--accountant", a)["epsilon"] for a in ("rdp", "pld")}
+    assert one["epsilon"] == min(alone.values())
+    assert one["composed_by"] == min(alone, key=alone.get)
+
+
 # -- calibrate ----------------------------------------------------------------
 def test_calibrate_prints_sigma(capsys):
     code, out, err = run(capsys, "calibrate", "--target-epsilon", "1.0", "--delta", "1e-5",
                          "--sampling-rate", "0.01", "--steps", "10000")
     assert (code, err) == (0, "")
-    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10000, accountant="rdp")
+    sigma = calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10000)
     assert f"sigma = {sigma:.4f}" in out
+    # The tightest accountant needs less noise than RDP alone for the same ε.
+    assert sigma < calibrate_noise_multiplier(1.0, 1e-5, sampling_rate=0.01, steps=10000,
+                                              accountant="rdp")
     result = run_json(capsys, "calibrate", "--target-epsilon", "1.0355", "--delta", "1e-5",
-                      "--sampling-rate", "0.01", "--steps", "10000")
+                      "--sampling-rate", "0.01", "--steps", "10000", "--accountant", "rdp")
     # Calibrating to the ε of σ=4 finds σ=4 back, on the safe side.
     assert result["noise_multiplier"] == pytest.approx(4.0, rel=1e-4)
     assert result["epsilon"] <= 1.0355
@@ -96,7 +120,8 @@ def test_calibrate_prints_sigma(capsys):
 
 def test_calibrate_without_replacement(capsys):
     result = run_json(capsys, "calibrate", "--target-epsilon", "2", "--delta", "1e-5",
-                      "--sampling-rate", "0.02", "--epochs", "10", "--sampling", "without-replacement")
+                      "--sampling-rate", "0.02", "--epochs", "10", "--sampling", "without-replacement",
+                      "--accountant", "rdp")
     assert result["steps"] == 500 and result["sampling"] == "without_replacement"
     expected = calibrate_noise_multiplier(2.0, 1e-5, sampling_rate=0.02, steps=500,
                                           sampling="without_replacement", accountant="rdp")

@@ -97,9 +97,8 @@ def test_reported_epsilon_equals_skdp_account(capsys):
     )
     assert clf.epsilon_spent_ <= 2.0
     assert clf.epsilon_spent_ == pytest.approx(2.0, rel=1e-3)
-    # the command line gives the same epsilon for the same sigma, q and steps
     # the command line's PLD gives the same epsilon for the same sigma, q and steps, and
-    # its RDP (the default) an upper bound
+    # its RDP an upper bound
     for accountant in ("pld", "rdp"):
         assert cli_main([
             "account", "--noise-multiplier", repr(clf.noise_multiplier_), "--sampling-rate",
