@@ -28,6 +28,7 @@ from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import get_tags
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
@@ -696,6 +697,12 @@ def _label_set(estimators, y):
     return np.unique(np.asarray(y))
 
 
+def _released_has(search, method):
+    """Whether the search's model has ``method`` (as for scikit-learn's searches, hasattr tells)."""
+    inner = getattr(search, "best_estimator_", None)
+    return hasattr(search.estimator if inner is None else inner, method)
+
+
 def _check_within(spent, expected, params):
     common, i_s, i_e = np.intersect1d(spent.orders, expected.orders, return_indices=True)
     ok = common.size and np.all(spent.rdp[i_s] <= expected.rdp[i_e] * (1 + 1e-9) + 1e-12)
@@ -1024,9 +1031,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
     def predict(self, X):
         return self._released().predict(X)
 
+    @available_if(lambda self: _released_has(self, "predict_proba"))
     def predict_proba(self, X):
         return self._released().predict_proba(X)
 
+    @available_if(lambda self: _released_has(self, "decision_function"))
     def decision_function(self, X):
         return self._released().decision_function(X)
 

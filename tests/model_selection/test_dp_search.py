@@ -360,3 +360,17 @@ def test_poisson_zero_runs_outputs_no_candidate_and_keeps_the_charge():
     assert FITS_PAST_THE_CHARGE == []  # nothing ran
     with pytest.raises(ValueError, match="no candidate"):
         search.predict(X)
+
+
+def test_delegated_methods_exist_only_where_the_model_has_them():
+    # as for scikit-learn's searches: hasattr tells whether the released model has the method
+    X, y = _data(n=200)
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, n_runs_mean=2.0,
+                            random_state=0)
+    assert not hasattr(search, "predict_proba") and not hasattr(search, "decision_function")
+    search.fit(X, y)
+    assert not hasattr(search, "predict_proba") and not hasattr(search, "decision_function")
+    nb = DPGridSearchCV(DPGaussianNB(bounds=(-2, 2), classes=[0, 1]), {"var_smoothing": [1e-9]},
+                        n_runs_mean=2.0, random_state=0).fit(X, y)
+    assert hasattr(nb, "predict_proba") and not hasattr(nb, "decision_function")
+    np.testing.assert_array_equal(nb.predict_proba(X), nb.best_estimator_.predict_proba(X))
