@@ -5,6 +5,9 @@ on the data), so the cost of a fit is fixed by its parameters. Nodes are
 numbered as a heap (root 0, children 2i + 1 and 2i + 2); a row goes right
 when its bin is >= the node's threshold bin. A node that the exact
 splitter leaves unsplit sends every row left (threshold ``n_bins``).
+A splitter may instead give each node a boolean row over the bins (a row
+goes right when its bin's entry is True): the split of a categorical
+feature, a set of categories, needs it.
 """
 
 import numpy as np
@@ -13,7 +16,11 @@ __all__ = ["TreePredictor", "grow_tree"]
 
 
 class TreePredictor:
-    """A fitted tree: split features and threshold bins per inner node, values per leaf."""
+    """A fitted tree: split features and threshold bins per inner node, values per leaf.
+
+    ``threshold`` is an int array (n_inner,), or a bool array (n_inner, n_bins)
+    whose entry [node, bin] is True when the bin goes right.
+    """
 
     def __init__(self, feature, threshold, value):
         self.feature = feature
@@ -26,12 +33,19 @@ class TreePredictor:
         node = np.zeros(n, dtype=np.int64)
         rows = np.arange(n)
         for _ in range(self.depth):
-            right = binned[rows, self.feature[node]] >= self.threshold[node]
-            node = 2 * node + 1 + right
+            node = 2 * node + 1 + _goes_right(binned, rows, self.feature[node],
+                                               self.threshold, node)
         return node - (self.value.shape[0] - 1)
 
     def predict(self, binned):
         return self.value[self.leaf_index(binned)]
+
+
+def _goes_right(binned, rows, feature, threshold, node):
+    bin_ = binned[rows, feature]
+    if threshold.ndim == 2:
+        return threshold[node, bin_]
+    return bin_ >= threshold[node]
 
 
 def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
@@ -40,16 +54,17 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
     rows = np.arange(n)
     n_inner = 2**max_depth - 1
     feature = np.zeros(n_inner, dtype=np.int64)
-    threshold = np.zeros(n_inner, dtype=np.int64)
+    threshold = None
     local = np.zeros(n, dtype=np.int64)  # each row's node among the level's nodes
     for level in range(max_depth):
         n_nodes = 2**level
         f, t = splitter.split(bins, local, n_nodes, g, h, rng)
         first = n_nodes - 1
+        if threshold is None:
+            threshold = np.zeros((n_inner,) + t.shape[1:], dtype=t.dtype)
         feature[first:first + n_nodes] = f
         threshold[first:first + n_nodes] = t
-        right = binned[rows, f[local]] >= t[local]
-        local = 2 * local + right
+        local = 2 * local + _goes_right(binned, rows, f[local], t, local)
     n_leaves = 2**max_depth
     G, H = splitter.leaves(local, n_leaves, g, h, rng)
     value = splitter.leaf_values(G, H, learning_rate)

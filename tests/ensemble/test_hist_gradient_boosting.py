@@ -259,3 +259,188 @@ def test_leaf_noise_has_the_planned_std():
     assert abs(draws[:, 0].std() - 3.0) < 5 * 3.0 / math.sqrt(8000)
     assert abs(draws[:, 1].std() - 0.5) < 5 * 0.5 / math.sqrt(8000)
     assert abs(draws[:, 0].mean() - 10) < 5 * 3.0 / math.sqrt(4000)
+
+
+# ---------------------------------------------------------------------------------------------
+# Categorical features with public categories
+# ---------------------------------------------------------------------------------------------
+
+def _categorical(n=3000, seed=0, missing=0.05):
+    """Two numeric features and two categorical ones (5 and 12 coded categories, some NaN)."""
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(0, 1, n), rng.integers(0, 5, n), rng.uniform(0, 1, n),
+                         rng.integers(0, 12, n)]).astype(float)
+    X[rng.random(n) < missing, 3] = np.nan
+    effect = np.random.default_rng(100).normal(0, 1.5, 13)  # 12 categories and the missing
+    code = np.where(np.isnan(X[:, 3]), 12, X[:, 3]).astype(int)
+    score = 2 * X[:, 0] + np.array([0, 1.5, -1, 0.5, 2])[X[:, 1].astype(int)] + effect[code]
+    y = (score + rng.logistic(0, 0.5, n) > np.median(score)).astype(int)
+    return X, y
+
+
+CATEGORIES = [list(range(5)), list(range(12))]
+
+
+def _unknown_and_missing(X):
+    """Test rows: codes unknown at fit (7 and 40) and missing values (NaN)."""
+    Xt = X[:300].copy()
+    Xt[:50, 1] = 7
+    Xt[50:100, 3] = np.nan
+    Xt[100:150, 3] = 40
+    return Xt
+
+
+def test_epsilon_inf_categorical_is_sklearn():
+    """Sorted-category splits, missing codes and unknown categories as scikit-learn's.
+
+    Same tolerance as the numeric tests: the same sums in another order, 15 rounds.
+    """
+    X, y = _categorical()
+    ours = DPHistGradientBoostingClassifier(epsilon=math.inf, classes=[0, 1],
+                                            categorical_features=[1, 3], categories=CATEGORIES,
+                                            **SHARED).fit(X, y)
+    with threadpool_limits(1):
+        ref = HistGradientBoostingClassifier(max_leaf_nodes=None, early_stopping=False,
+                                             categorical_features=[1, 3], **SHARED).fit(X, y)
+    Xt = _unknown_and_missing(X)
+    np.testing.assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt), atol=1e-6)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    # The regressor on a DataFrame: a Categorical dtype whose last category never occurs at fit
+    # (scikit-learn, which learns categories from the rows, treats it as unknown at predict).
+    rng = np.random.default_rng(1)
+    letters = list("abcdefgh")
+    frame = pd.DataFrame({"x": X[:, 0], "c": pd.Categorical(rng.choice(letters[:7], 3000),
+                                                            categories=letters)})
+    frame.loc[rng.random(3000) < 0.03, "c"] = None
+    effect = np.random.default_rng(2).normal(0, 2, 9)  # 8 categories and the missing (code -1)
+    target = 3 * frame.x + effect[frame.c.cat.codes.to_numpy()]
+    reg = DPHistGradientBoostingRegressor(epsilon=math.inf, **SHARED).fit(frame, target)
+    with threadpool_limits(1):
+        ref = HistGradientBoostingRegressor(max_leaf_nodes=None, early_stopping=False,
+                                            **SHARED).fit(frame, target)
+    test = frame[:200].copy()
+    test["c"] = test["c"].cat.add_categories(["zz"])
+    test.loc[:30, "c"] = "h"
+    test.loc[30:60, "c"] = "zz"
+    np.testing.assert_array_equal(reg.is_categorical_, [False, True])
+    np.testing.assert_allclose(reg.predict(test), ref.predict(test), atol=1e-6)
+
+
+def test_categorical_features_mask_indices_names_and_dtype_agree():
+    X, y = _categorical(n=2000)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    kw = dict(epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0)
+    Xt = _unknown_and_missing(X)
+    ref = DPHistGradientBoostingClassifier(categorical_features=[1, 3], categories=CATEGORIES,
+                                           **kw).fit(X, y).predict_proba(Xt)
+    test_frame = pd.DataFrame(Xt, columns=["a", "b", "c", "d"])
+    for spec, data, test in (([False, True, False, True], X, Xt), (np.array([1, 3]), X, Xt),
+                             (["b", "d"], frame, test_frame)):
+        est = DPHistGradientBoostingClassifier(categorical_features=spec, categories=CATEGORIES,
+                                               **kw).fit(data, y)
+        np.testing.assert_array_equal(est.predict_proba(test), ref)
+    # The categories of a pandas Categorical dtype (categorical_features="from_dtype").
+    typed = frame.copy()
+    for name, cats in zip(["b", "d"], CATEGORIES):
+        typed[name] = pd.Categorical(frame[name], categories=[float(c) for c in cats])
+    got = DPHistGradientBoostingClassifier(**kw).fit(typed, y)
+    np.testing.assert_array_equal(got.is_categorical_, [False, True, False, True])
+    test = typed.iloc[:150]
+    same = got.predict_proba(test.assign(
+        b=pd.Categorical(Xt[:150, 1], categories=[0.0, 1, 2, 3, 4, 7]),
+        d=pd.Categorical(Xt[:150, 3], categories=[float(c) for c in range(12)] + [40.0])))
+    np.testing.assert_array_equal(same, ref[:150])
+
+
+def test_unknown_category_is_refused_before_the_charge():
+    X, y = _categorical(n=500)
+    clf = DPHistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1],
+                                           categorical_features=[1, 3], categories=CATEGORIES)
+    X_unknown = X.copy()
+    X_unknown[7, 3] = 12.0  # not among the 12 public categories 0..11
+    X_nan_numeric = X.copy()
+    X_nan_numeric[4, 0] = np.nan
+    bad = [{"categories": None}, {"categories": [list(range(5))]},
+           {"categories": [[0, 1, 1, 2, 3, 4], list(range(12))]},
+           {"categories": [list(range(5)), [0, 1, np.nan]]},
+           {"categories": CATEGORIES, "max_bins": 8},  # 12 categories > max_bins
+           {"categorical_features": ["b", "d"]},  # names without a DataFrame
+           {"categorical_features": [1, 9]}, {"categorical_features": [True, False]},
+           {"categorical_features": "auto"},
+           {"categorical_features": None}]  # categories given, no categorical feature
+    assert_bad_input_costs_nothing(clf, X, y, bad_params=bad,
+                                   bad_data=[(X_unknown, y), (X_nan_numeric, y)])
+    budget = PrivacyBudget(10.0, 1e-5)
+    with pytest.raises(ValueError, match="outside its public categories.*nothing was charged"):
+        clf.set_params(budget=budget).fit(X_unknown, y)
+    assert len(budget) == 0
+    # A pandas Categorical column built from the rows is public only by declaration; a column
+    # without a Categorical dtype and without categories is refused (nothing read from it).
+    frame = pd.DataFrame({"a": X[:, 0], "s": np.where(X[:, 1] > 2, "u", "v")})
+    with pytest.raises(ValueError, match="no public categories"):
+        DPHistGradientBoostingClassifier(classes=[0, 1], categorical_features=["s"],
+                                         budget=budget).fit(frame, y)
+    assert len(budget) == 0
+
+
+def test_categorical_curve_releases_only_the_numeric_bounds():
+    X, y = _categorical(n=500)
+    est = DPHistGradientBoostingClassifier(epsilon=0.7, classes=[0, 1],
+                                           categorical_features=[1, 3], categories=CATEGORIES)
+    _, _, curve = split_curve(0.7, 1e-5, 2, lambda e: plan_boosting(e, 1e-5).curve())
+    fitted = assert_charges_once(est, X, y, expected_curve=curve)
+    assert np.isnan(fitted.bounds_[0][[1, 3]]).all()
+    assert np.isfinite(fitted.bounds_[0][[0, 2]]).all()
+    assert np.isnan(fitted.bin_edges_[[1, 3]]).all()
+    # Every feature categorical: no bounds to release, the boosting's curve alone.
+    only = DPHistGradientBoostingClassifier(epsilon=0.7, classes=[0, 1],
+                                            categorical_features=[0, 1], categories=CATEGORIES)
+    assert_charges_once(only, X[:, [1, 3]], y, expected_curve=plan_boosting(0.7, 1e-5).curve())
+
+
+def test_private_categorical_split_is_the_exponential_mechanism():
+    """The sampled (feature, sign pattern) has the exponential mechanism's exact law.
+
+    One numeric feature (max_bins=2: one threshold, base weight 1) and one categorical of 2
+    categories (codes 0, 1 and the missing code 2: 8 sign patterns, base weight 1/8 each).
+    The 9 probabilities ∝ μ·exp(ε_s·u/2); 8,000 nodes drawn at once.
+    """
+    eps = 0.8
+    # Rows of one node: (numeric bin, code, gradient).
+    rows = [(0, 0, 1.0), (0, 0, 1.0), (1, 1, -1.0), (1, 0, 0.5), (0, 2, -1.0), (1, 1, -1.0)]
+    n_nodes = 8000
+    binned = np.array([[b, c] for b, c, _ in rows] * n_nodes, dtype=np.uint8)
+    g = np.array([v for *_, v in rows] * n_nodes)
+    node = np.repeat(np.arange(n_nodes), len(rows))
+    splitter = PrivateSplitter(split_epsilon=eps, grad_std=1.0, hess_std=1.0,
+                               l2_regularization=0.0, n_bins=2, n_categories=[0, 2])
+    feature, table = splitter.split(SparseBins(binned, 3), node, n_nodes, g, g,
+                                    np.random.default_rng(0))
+    G_num = np.array([sum(v for b, _, v in rows if b == k) for k in (0, 1)])
+    G_cat = np.array([sum(v for _, c, v in rows if c == k) for k in (0, 1, 2)])
+    patterns = np.array([[(p >> k) & 1 for k in range(3)] for p in range(8)], dtype=bool)
+    logits = [0.5 * eps * (abs(G_num[0]) + abs(G_num[1]))]  # the numeric threshold, μ = 1
+    logits += [math.log(1 / 8) + 0.5 * eps * np.sum(np.where(p, 1, -1) * G_cat) for p in patterns]
+    expected = softmax(np.array(logits))
+    drawn = np.where(feature == 0, 0, 1 + (table[:, :3] * [1, 2, 4]).sum(axis=1))
+    freq = np.bincount(drawn, minlength=9) / n_nodes
+    # Each frequency within 4.5 binomial standard deviations (9 cells).
+    assert np.all(np.abs(freq - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / n_nodes))
+    assert np.all(~table[feature == 0, :1]) and np.all(table[feature == 0, 1])
+
+
+def test_private_categorical_fit_is_accurate():
+    """The signal of a 12-category feature is found at ε = 1 (majority class: 0.5)."""
+    X, y = _categorical(n=20000)
+    Xt, yt = _categorical(n=5000, seed=1)
+    kw = dict(epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0)
+    clf = DPHistGradientBoostingClassifier(categorical_features=[1, 3], categories=CATEGORIES,
+                                           **kw).fit(X, y)
+    exact = DPHistGradientBoostingClassifier(categorical_features=[1, 3], categories=CATEGORIES,
+                                             **{**kw, "epsilon": math.inf}).fit(X, y)
+    assert clf.score(Xt, yt) > exact.score(Xt, yt) - 0.03
+    # The same table with the two features as numeric codes (splits between codes only):
+    # above it by more than two standard errors of a score on 5,000 test rows (0.005 each).
+    numeric = DPHistGradientBoostingClassifier(**kw).fit(np.nan_to_num(X / [1, 4, 1, 12], nan=1),
+                                                       y)
+    assert clf.score(Xt, yt) > numeric.score(np.nan_to_num(Xt / [1, 4, 1, 12], nan=1), yt) + 0.01

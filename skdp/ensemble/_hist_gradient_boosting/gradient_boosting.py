@@ -6,6 +6,7 @@ import numbers
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._base import DPEstimatorMixin
@@ -15,6 +16,7 @@ from ...utils._validation import check_classes, check_numeric_target
 from ...tree._binning import apply_bins, bin_edges, quantile_edges
 from ...tree._grower import grow_tree
 from ...tree._histogram import SparseBins
+from ._categorical import categorical_mask, check_categories, encode_categorical
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 
@@ -43,12 +45,15 @@ def _check_real(value, name, *, positive):
 class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     """The boosting loop; the subclasses give the loss and its public bounds."""
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, max_iter=20,
+    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
+                 categorical_features="from_dtype", categories=None, max_iter=20,
                  learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
                  min_samples_leaf=20, budget=None, random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
+        self.categorical_features = categorical_features
+        self.categories = categories
         self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -62,6 +67,62 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         return tags
+
+    def _validate_fit_data(self, X, y, **kwargs):
+        """validate_data, and the categorical features' codes (before the charge).
+
+        Sets ``is_categorical_`` and the public categories; a value outside
+        them is refused here. Returns float X (codes for categorical features), y.
+        """
+        mask, from_dtype = categorical_mask(X, self.categorical_features)
+        if mask is None:
+            if self.categories is not None:
+                raise ValueError("categories is given but no feature is categorical: set "
+                                 "categorical_features.")
+            self.is_categorical_ = None
+            self._categories = None
+            return validate_data(self, X, y, dtype=np.float64, **kwargs)
+        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, **kwargs)
+        if mask.size != X.shape[1]:  # pragma: no cover - the mask comes from X's columns
+            raise ValueError("categorical_features does not match X's columns.")
+        max_bins = _check_int(self.max_bins, "max_bins", 2, 255)
+        self._categories = check_categories(mask, from_dtype, self.categories, max_bins,
+                                            getattr(self, "feature_names_in_", None))
+        self.is_categorical_ = mask
+        return self._encode(X, unknown="error"), y
+
+    def _encode(self, X, *, unknown):
+        """Float matrix: numeric columns checked finite, categorical ones as codes."""
+        mask = self.is_categorical_
+        out = np.empty(X.shape, dtype=np.float64)
+        if not mask.all():
+            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64)
+        names = getattr(self, "feature_names_in_", None)
+        for j in np.flatnonzero(mask):
+            name = repr(str(names[j])) if names is not None else f"at index {j}"
+            out[:, j] = encode_categorical(X[:, j], self._categories[j], unknown=unknown,
+                                           feature=name)
+        return out
+
+    def _n_categories(self):
+        """Categories per feature (0 for numeric ones), or None without categorical features."""
+        if self.is_categorical_ is None:
+            return None
+        return np.array([0 if c is None else len(c) for c in self._categories])
+
+    def _numeric(self, n_features):
+        mask = self.is_categorical_
+        return np.ones(n_features, dtype=bool) if mask is None else ~mask
+
+    def _binned(self, X):
+        """uint8 bins: numeric features by ``bin_edges_``, categorical ones their codes."""
+        numeric = self._numeric(X.shape[1])
+        if numeric.all():
+            return apply_bins(X, self.bin_edges_)
+        binned = X.astype(np.uint8)  # codes 0..c, c <= max_bins <= 255
+        if numeric.any():
+            binned[:, numeric] = apply_bins(X[:, numeric], self.bin_edges_[numeric])
+        return binned
 
     def _check_params(self, n_features):
         epsilon = check_epsilon(self.epsilon)
@@ -79,12 +140,28 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return epsilon, delta, bounds
 
     def _edges(self, X, bounds, private):
-        """Inner bin edges: public or released bounds, else (ε = ∞) the data's quantiles."""
+        """Inner bin edges: public or released bounds, else (ε = ∞) the data's quantiles.
+
+        Rows of categorical features are NaN (their bins are their codes).
+        """
+        numeric = self._numeric(X.shape[1])
+        edges = np.full((X.shape[1], self.max_bins - 1), np.nan)
+        if not numeric.any():
+            return edges
         if bounds is not None:
-            return bin_edges(bounds[0], bounds[1], self.max_bins)
-        if private:
-            raise AssertionError("private fits always have bounds here")
-        return quantile_edges(X, self.max_bins)
+            edges[numeric] = bin_edges(bounds[0][numeric], bounds[1][numeric], self.max_bins)
+        elif private:
+            raise AssertionError("private fits with numeric features always have bounds here")
+        else:
+            edges[numeric] = quantile_edges(X[:, numeric], self.max_bins)
+        return edges
+
+    def _full_bounds(self, lower, upper, n_features):
+        """Released bounds of the numeric features as arrays over all (NaN: categorical)."""
+        numeric = self._numeric(n_features)
+        full = np.full((2, n_features), np.nan)
+        full[0, numeric], full[1, numeric] = lower, upper
+        return full[0], full[1]
 
     def _boost(self, X, grad_hess, raw, *, edges, n_trees, plan, sensitivities, rng,
                clip_raw=None):
@@ -94,17 +171,29 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         the loss at the raw predictions; ``clip_raw`` (regression) is where
         the raw predictions are clipped before the gradients.
         """
-        binned = apply_bins(X, edges)
-        bins = SparseBins(binned, self.max_bins)
+        self.bin_edges_ = edges
+        binned = self._binned(X)
+        n_categories = self._n_categories()
+        n_bins = self.max_bins
+        if n_categories is not None:  # a categorical feature's codes: c categories, missing
+            n_bins = max(n_bins, int(n_categories.max()) + 1)
+        bins = SparseBins(binned, n_bins)
         lam = float(self.l2_regularization)
         if plan.private:
             grad_std, hess_std = plan.leaf_stds(self.max_iter, *sensitivities)
             splitter = PrivateSplitter(
                 split_epsilon=plan.split_epsilon(self.max_iter * n_trees * self.max_depth),
-                grad_std=grad_std, hess_std=hess_std, l2_regularization=lam)
+                grad_std=grad_std, hess_std=hess_std, l2_regularization=lam,
+                n_bins=self.max_bins, n_categories=n_categories)
         else:
+            seen = None
+            if n_categories is not None:  # ε = ∞ only: which codes occur at fit
+                seen = np.stack([np.bincount(binned[:, j], minlength=n_bins) > 0
+                                 for j in range(X.shape[1])])
             splitter = ExactSplitter(l2_regularization=lam,
-                                     min_samples_leaf=self.min_samples_leaf)
+                                     min_samples_leaf=self.min_samples_leaf,
+                                     n_bins=self.max_bins, n_categories=n_categories,
+                                     seen=seen)
         predictors = []
         for _ in range(self.max_iter):
             g, h = grad_hess(raw if clip_raw is None else np.clip(raw, *clip_raw))
@@ -118,15 +207,18 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
             predictors.append(round_trees)
         self._predictors = predictors
         self.n_iter_ = self.max_iter
-        self.bin_edges_ = edges
         if plan.private:
             self.split_epsilon_ = splitter.split_epsilon
             self.leaf_noise_std_ = (splitter.grad_std, splitter.hess_std)
 
     def _raw_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        binned = apply_bins(X, self.bin_edges_)
+        if self.is_categorical_ is None:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
+        else:  # a category unknown at fit goes with the missing values
+            X = validate_data(self, X, reset=False, dtype=None, ensure_all_finite=False)
+            X = self._encode(X, unknown="missing")
+        binned = self._binned(X)
         raw = np.tile(self._baseline, (X.shape[0], 1))
         for round_trees in self._predictors:
             for k, tree in enumerate(round_trees):
@@ -141,7 +233,8 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         are released by :func:`skdp.stats.bounds` with half of ε, composed
         with the boosting's curve into one charge (:func:`split_curve`).
         """
-        n_missing = (X.shape[1] if bounds is None else 0) + len(extra_columns)
+        n_numeric = int(self._numeric(X.shape[1]).sum())
+        n_missing = (n_numeric if bounds is None else 0) + len(extra_columns)
         if epsilon == math.inf or n_missing == 0:
             return epsilon, stat_curve(epsilon), None
         eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_missing, stat_curve)
@@ -170,6 +263,12 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
        sums (Maddock et al. 2022, CCS; hessians p(1 − p) ≤ 1/4), s the std
        of the hessian noise (a shrinkage of the leaves whose hessian is not
        well above its noise). The sensitivities are in :ref:`trees`.
+       A categorical feature (``categorical_features``, with public
+       ``categories``) splits into two sets of categories: the exponential
+       mechanism's candidates for it are every assignment of its categories
+       (and of the missing value) to the two children, with the score
+       ``G_R − G_L`` (sensitivity 1), sampled exactly; with ``epsilon=inf``
+       it is scikit-learn's sorted-category split.
 
     **Privacy.** Every part is zCDP; the whole fit is the curve of one
     Gaussian calibrated to (ε, δ), computed from the parameters alone and
@@ -203,11 +302,31 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         :data:`skdp.utils.DEFAULT_DELTA`; must be > 0 for finite ε.
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays of shape
-        (n_features,)); values outside fall in the first or last bin.
-        ``None``: released privately with half of ε (public bounds are
-        better).
+        (n_features,); the entries of categorical features are ignored);
+        values outside fall in the first or last bin. ``None``: the numeric
+        features' bounds are released privately with half of ε (public
+        bounds are better).
     classes : array-like or None, default=None
         The public labels; ``None`` reads them from ``y`` (a warned leak).
+    categorical_features : {"from_dtype"} or array-like or None, default="from_dtype"
+        The categorical features, as in scikit-learn's
+        ``HistGradientBoosting*``: a boolean mask, integer indices, feature
+        names (DataFrame input), ``"from_dtype"`` (the columns of a pandas
+        DataFrame with a ``Categorical`` dtype) or ``None``. A categorical
+        feature splits into two sets of categories (see :ref:`trees`); a
+        missing value (NaN or None) is a category of its own.
+    categories : list of array-like or None, default=None
+        The public categories, one list per categorical feature in column
+        order (as :class:`~sklearn.preprocessing.OneHotEncoder`'s
+        ``categories``), at most ``max_bins`` each. ``None``: the categories
+        of each column's pandas ``Categorical`` dtype. **The categories of a
+        pandas Categorical dtype are part of the table's schema and are
+        treated as public**: build the dtype from the schema
+        (``pd.CategoricalDtype(categories)``), never from the rows
+        (``astype("category")`` lists the values that occur, which leaks
+        them). Categories are never read from the data's values: a value
+        outside them is refused at fit, before the charge; at predict it
+        goes where the missing values go.
     max_iter : int, default=20
         Boosting rounds.
     learning_rate : float > 0, default=0.5
@@ -227,9 +346,13 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     n_iter_ : int
     n_trees_per_iteration_ : int
     bin_edges_ : ndarray of shape (n_features, max_bins − 1)
-        The inner edges of the bins (from the bounds, or the quantiles at ε = ∞).
+        The inner edges of the bins (from the bounds, or the quantiles at ε = ∞);
+        NaN for categorical features (their bins are their categories).
     bounds_ : tuple of two ndarrays, or None
-        The bounds the bins span (public or released); None at ε = ∞ without bounds.
+        The bounds the bins span (public or released; NaN for categorical
+        features); None at ε = ∞ without bounds.
+    is_categorical_ : ndarray of shape (n_features,) or None
+        Which features are categorical; None if none is.
     split_epsilon_ : float
         ε_s of each level's exponential mechanism (finite ε only).
     leaf_noise_std_ : tuple (float, float)
@@ -250,12 +373,29 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     1.0
     >>> bool(clf.score(X, y) > 0.9)
     True
+
+    A categorical feature, its categories public through its pandas dtype:
+
+    >>> import pandas as pd
+    >>> colours = ["red", "green", "blue"]
+    >>> frame = pd.DataFrame({"x": X[:, 0], "colour": pd.Categorical(
+    ...     rng.choice(colours, 20000), categories=colours)})
+    >>> y = ((frame.x > 0.5) ^ (frame.colour == "blue")).astype(int)
+    >>> clf = DPHistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1],
+    ...                                        random_state=0).fit(frame, y)
+    >>> clf.is_categorical_
+    array([False,  True])
+    >>> bool(clf.score(frame, y) > 0.9)
+    True
     """
 
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
-                 max_iter=20, learning_rate=0.5, max_depth=2, max_bins=32,
-                 l2_regularization=0.0, min_samples_leaf=20, budget=None, random_state=None):
-        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, max_iter=max_iter,
+                 categorical_features="from_dtype", categories=None, max_iter=20,
+                 learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
+                 min_samples_leaf=20, budget=None, random_state=None):
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
+                         categorical_features=categorical_features, categories=categories,
+                         max_iter=max_iter,
                          learning_rate=learning_rate, max_depth=max_depth, max_bins=max_bins,
                          l2_regularization=l2_regularization,
                          min_samples_leaf=min_samples_leaf, budget=budget,
@@ -275,7 +415,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         self
         """
         # 1. validate (shapes, dtypes, finiteness).
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = self._validate_fit_data(X, y)
         epsilon, delta, bounds = self._check_params(X.shape[1])
         private = epsilon != math.inf
         classes = check_classes(y, self.classes, private=private)
@@ -290,7 +430,9 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         self._charge_budget(curve)
         # 4. read the data.
         if eps_bounds is not None:
-            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
+            bounds = self._full_bounds(
+                *_bounds_release(X[:, self._numeric(X.shape[1])], epsilon=eps_bounds,
+                                 delta=delta, rng=rng), X.shape[1])
         label = np.searchsorted(classes, y)
         # Class counts: a histogram, L2 sensitivity 1 (one row moves one count).
         counts = np.bincount(label, minlength=k) + plan.count_std(1.0) * rng.standard_normal(k)
@@ -366,8 +508,8 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoostin
 
     Parameters
     ----------
-    epsilon, delta, bounds, max_iter, learning_rate, max_depth, max_bins, \
-l2_regularization, min_samples_leaf, budget, random_state
+    epsilon, delta, bounds, categorical_features, categories, max_iter, learning_rate, \
+max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
         As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
     bounds_y : tuple (lower, upper) or None, default=None
         Public bounds of the target; ``None``: released privately.
@@ -375,7 +517,7 @@ l2_regularization, min_samples_leaf, budget, random_state
     Attributes
     ----------
     bounds_y_ : tuple (float, float) or None
-    n_iter_, bin_edges_, bounds_, split_epsilon_, leaf_noise_std_
+    n_iter_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
@@ -393,9 +535,12 @@ l2_regularization, min_samples_leaf, budget, random_state
     """
 
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, bounds_y=None,
-                 max_iter=20, learning_rate=0.5, max_depth=2, max_bins=32,
-                 l2_regularization=0.0, min_samples_leaf=20, budget=None, random_state=None):
-        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds, max_iter=max_iter,
+                 categorical_features="from_dtype", categories=None, max_iter=20,
+                 learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
+                 min_samples_leaf=20, budget=None, random_state=None):
+        super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
+                         categorical_features=categorical_features, categories=categories,
+                         max_iter=max_iter,
                          learning_rate=learning_rate, max_depth=max_depth, max_bins=max_bins,
                          l2_regularization=l2_regularization,
                          min_samples_leaf=min_samples_leaf, budget=budget,
@@ -414,8 +559,7 @@ l2_regularization, min_samples_leaf, budget, random_state
         -------
         self
         """
-        X, y = validate_data(self, X, check_numeric_target(y), dtype=np.float64,
-                             y_numeric=True)
+        X, y = self._validate_fit_data(X, check_numeric_target(y), y_numeric=True)
         epsilon, delta, bounds = self._check_params(X.shape[1])
         bounds_y = None
         if self.bounds_y is not None:
@@ -430,14 +574,15 @@ l2_regularization, min_samples_leaf, budget, random_state
         self._charge_budget(curve)
 
         if eps_bounds is not None:
-            columns = ([X] if bounds is None else []) + [c[:, None] for c in extra]
+            numeric = self._numeric(X.shape[1])
+            columns = ([X[:, numeric]] if bounds is None else []) + [c[:, None] for c in extra]
             lower, upper = _bounds_release(np.hstack(columns), epsilon=eps_bounds, delta=delta,
                                            rng=rng)
             if extra:
                 bounds_y = (float(lower[-1]), float(upper[-1]))
                 lower, upper = lower[:-1], upper[:-1]
             if bounds is None:
-                bounds = (lower, upper)
+                bounds = self._full_bounds(lower, upper, X.shape[1])
         if bounds_y is None:
             offset, scale, clip = 0.0, 1.0, None
             target = y
