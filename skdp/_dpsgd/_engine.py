@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import accounting
 from ..accounting import RDPCurve
+from ..accounting._bisect import smallest_meeting
 from ._optim import learning_rate_at, make_optimizer
 
 __all__ = [
@@ -132,18 +133,10 @@ def _smallest_noise_multiplier(epsilon, delta, sampling_rate, n_steps, *, count,
 
     if fixed is not None and fixed.epsilon(delta) >= epsilon:
         raise ValueError("the fixed part of the curve already spends epsilon.")
-    hi = float(accounting.calibrate_noise_multiplier(
+    rdp_sigma = float(accounting.calibrate_noise_multiplier(
         epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson",
         accountant="rdp"))
-    while not meets(hi):  # the count and ``fixed`` need more noise than the steps alone
-        hi *= 1.25
-    lo = hi / 1.25
-    while meets(lo):
-        lo, hi = lo / 1.25, lo
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi
+    return smallest_meeting(meets, rdp_sigma, rtol=rtol, factor=1.25)
 
 
 def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=None,

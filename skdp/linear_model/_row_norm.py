@@ -19,6 +19,7 @@ import numbers
 import numpy as np
 
 from ..accounting import calibrate_noise_multiplier, gaussian_rdp
+from ..accounting._bisect import smallest_meeting
 from ..stats._core import _quantile_curve, _quantile_release
 from ..utils._validation import MAX_BOUND
 
@@ -191,10 +192,4 @@ def calibrate_gaussian_after(fixed, epsilon, delta, *, rtol=1e-6):
     def meets(s):
         return (fixed + gaussian_rdp(s)).epsilon(delta) <= epsilon
 
-    lo, hi = sigma, 2.0 * sigma
-    while not meets(hi):
-        lo, hi = hi, 2.0 * hi
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return hi
+    return smallest_meeting(meets, sigma, rtol=rtol)

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
 from ..accounting import epsilon_of as accounting_epsilon_of
+from ..accounting._bisect import largest_meeting
 from ..accounting import (
     DEFAULT_ORDERS,
     RDPCurve,
@@ -557,26 +558,18 @@ def _n_samples(X):
 # tried, and at last the refit is scaled with the runs.
 REFIT_SHARES = (0.75, 0.6, 0.5, 0.4, 0.3)
 _SMALLEST_FACTOR = 1e-6
+_LARGEST_FACTOR = 1e6
 _RUNS_FACTOR_MIN = 0.1
 
 
 def _largest_factor(cost, target):
     """The largest t (to 0.01%, bisection in log t) with ``cost(t) <= target``; cost grows with t."""
-    lo = 1.0
-    while cost(lo) > target:
-        lo /= 4.0
-        if lo < _SMALLEST_FACTOR:
-            raise ValueError(
-                "epsilon is too small for this search: its noisy scores and the selection "
-                "alone cost about that much. Give a larger epsilon, a smaller "
-                "score_epsilon or a smaller n_runs_mean.")
-    hi = lo * 2.0
-    while cost(hi) <= target and hi < 1e6:
-        lo, hi = hi, hi * 2.0
-    while hi / lo > 1.0001:  # cost(lo) stays within the target
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if cost(mid) <= target else (lo, mid)
-    return lo
+    if cost(_SMALLEST_FACTOR) > target:
+        raise ValueError(
+            "epsilon is too small for this search: its noisy scores and the selection "
+            "alone cost about that much. Give a larger epsilon, a smaller "
+            "score_epsilon or a smaller n_runs_mean.")
+    return largest_meeting(lambda t: cost(t) <= target, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
 
 
 def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..accounting._bisect import largest_meeting
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
 from . import _core
 
@@ -169,16 +170,9 @@ def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=N
     def meets(e):  # within float rounding of the sum of pure parts (a few ulps)
         return (fixed + stat_curve(e)).epsilon(delta) <= epsilon * (1.0 + 1e-12)
 
-    lo = epsilon - fixed.epsilon(delta)  # basic composition: met in every case measured
-    while not meets(lo):
-        lo *= 0.5
-    hi = epsilon
-    if meets(hi):
-        lo = hi
-    while hi / lo - 1.0 > 1e-6:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
-    return eps_bounds, lo, fixed + stat_curve(lo)
+    # from basic composition's share, which met in every case measured
+    eps_stat = largest_meeting(meets, epsilon - fixed.epsilon(delta), rtol=1e-6, upper=epsilon)
+    return eps_bounds, eps_stat, fixed + stat_curve(eps_stat)
 
 
 def bounds(

@@ -51,14 +51,15 @@ def _blobs(n=600, n_features=4, n_classes=2, seed=0):
 @parametrize_with_checks(
     [
         DPSGDClassifier(noise_multiplier=0.5, epsilon=None, random_state=0),
-        # the checks' data sets have 20-300 rows: one step per epoch, so more epochs
-        DPSGDClassifier(epsilon=math.inf, hidden_layer_sizes=(8,), max_iter=200, random_state=0),
-        DPSGDClassifier("modified_huber", epsilon=math.inf, max_iter=200, random_state=0),
+        # the default schedule: 100 steps per epoch whatever the size (the checks' data sets
+        # have 20-300 rows), so 20 epochs are 2,000 small steps
+        DPSGDClassifier(epsilon=math.inf, hidden_layer_sizes=(8,), random_state=0),
+        DPSGDClassifier("modified_huber", epsilon=math.inf, random_state=0),
         # a public sampling rate: the divisor is batch_size, not q * n
         DPSGDClassifier(epsilon=math.inf, sampling_rate=0.5, batch_size=64, max_iter=100,
                         random_state=0),
         DPSGDRegressor(noise_multiplier=0.5, epsilon=None, bounds_y=(-5, 5), random_state=0),
-        DPSGDRegressor(epsilon=math.inf, max_iter=200, learning_rate=0.05, random_state=0),
+        DPSGDRegressor(epsilon=math.inf, learning_rate=0.05, random_state=0),
     ]
 )
 def test_sklearn_compatible(estimator, check):

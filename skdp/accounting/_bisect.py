@@ -1,0 +1,71 @@
+"""Bisection on a monotone yes/no question, for calibrations that compose curves.
+
+Every calibration in skdp asks "does this noise (or this share of ε) meet
+the target?" of a question whose answer changes once as the quantity grows.
+Both searches bracket the change by a constant factor from a starting point,
+narrow the bracket in log scale, and return the end of the bracket that
+meets the target: the safe side, within a factor ``1 + rtol`` of the
+boundary.
+"""
+
+import math
+
+__all__ = ["largest_meeting", "smallest_meeting"]
+
+
+def smallest_meeting(meets, start, *, rtol, factor=2.0):
+    """The smallest x > 0 (to a relative ``rtol``) with ``meets(x)``, returned on the side that meets.
+
+    ``meets`` is False below a boundary and True above it (a noise
+    multiplier: more noise, less ε). The bracket grows from ``start`` by
+    ``factor``; ``meets`` must turn True for some finite x.
+
+    Examples
+    --------
+    >>> from skdp.accounting._bisect import smallest_meeting
+    >>> x = smallest_meeting(lambda s: s * s >= 2.0, 1.0, rtol=1e-9)
+    >>> x * x >= 2.0 and abs(x - 2.0 ** 0.5) < 2e-9
+    True
+    """
+    hi = float(start)
+    while not meets(hi):
+        hi *= factor
+    lo = hi / factor
+    while meets(lo):
+        lo, hi = lo / factor, lo
+    while hi / lo - 1.0 > rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
+
+
+def largest_meeting(meets, start, *, rtol, factor=2.0, upper=None):
+    """The largest x in (0, ``upper``] (to a relative ``rtol``) with ``meets(x)``, on the side that meets.
+
+    ``meets`` is True below a boundary and False above it (a share of ε:
+    more of it, more spent). ``upper`` (no bound if None) is returned when it
+    meets. ``meets`` must hold for some x > 0.
+
+    Examples
+    --------
+    >>> from skdp.accounting._bisect import largest_meeting
+    >>> x = largest_meeting(lambda t: t * t <= 2.0, 1.0, rtol=1e-9)
+    >>> x * x <= 2.0 and abs(x - 2.0 ** 0.5) < 2e-9
+    True
+    >>> largest_meeting(lambda t: t <= 5.0, 1.0, rtol=1e-9, upper=3.0)
+    3.0
+    """
+    if upper is not None and meets(upper):
+        return float(upper)
+    lo = float(start) if upper is None else min(float(start), float(upper))
+    while not meets(lo):
+        lo /= factor
+    hi = lo * factor
+    while (upper is None or hi < upper) and meets(hi):
+        lo, hi = hi, hi * factor
+    if upper is not None:
+        hi = min(hi, float(upper))
+    while hi / lo - 1.0 > rtol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    return lo
