@@ -15,6 +15,7 @@ from ..utils import check_bounds, check_delta, check_epsilon, check_generator
 from ..utils._validation import check_classes
 from ._row_norm import (
     RowClipper,
+    row_blocks,
     box_centre_and_norm,
     calibrate_gaussian_after,
     check_data_norm,
@@ -283,7 +284,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self
         """
         # 1. validate parameters and input (shapes, dtypes, finiteness).
-        X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64, y_numeric=False)
+        # float64 and float32 are used as given, never copied (blocks of rows are
+        # converted exactly to float64 when read): the fit's memory is X plus O(n + d).
+        X, y = validate_data(self, X, y, accept_sparse=False, dtype=[np.float64, np.float32],
+                             y_numeric=False)
         epsilon, delta, C, data_norm, bounds, steps = self._check_params(X.shape[1])
         private = epsilon != math.inf
         classes = check_classes(y, self.classes, private=private)
@@ -324,9 +328,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         # 4. only now read the data's values.
         if estimate_norm:
             clipper.data_norm = estimate_data_norm(X, norm_epsilon, rng)
-        Xa = clipper.centred(X)
-        if self.fit_intercept:
-            Xa = np.hstack([Xa, np.ones((Xa.shape[0], 1))])
+        Xa = _Design(X, clipper, self.fit_intercept)
         if binary:
             Y = (y == classes[1]).astype(float)[:, None]
         else:
@@ -365,8 +367,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Linear scores of the rows clipped as in ``fit``: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, accept_sparse=False, dtype=np.float64)
-        scores = self._clipper.transform(X) @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, reset=False, accept_sparse=False, dtype=[np.float64, np.float32])
+        scores = np.empty((X.shape[0], self.coef_.shape[0]))
+        for rows in row_blocks(X.shape[0]):  # temporaries of one block of rows, never a copy of X
+            scores[rows] = self._clipper.transform(X[rows]) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X):
@@ -396,10 +400,81 @@ def _residual(Z, Y, binary):
     return expit(Z) - Y if binary else softmax(Z, axis=1) - Y
 
 
+def _matmul(A, B):
+    """``A @ B``, by a matrix-vector product when B has one column (BLAS gemv beats gemm there)."""
+    return (A @ B[:, 0])[:, None] if B.shape[1] == 1 else A @ B
+
+
+class _Design:
+    """The fit's design, rows ``x̃_i = (s_i·(boxed(x_i) − c), 1)``, never materialised.
+
+    ``boxed``, the centre c and the factors s_i = min(1, D/‖boxed(x_i) − c‖)
+    are the fit's :class:`~skdp.linear_model._row_norm.RowClipper`, so row i
+    is ``clipper.centred(x_i)`` with the intercept's 1 appended (without an
+    intercept, no 1). Only X (as given, float64 or float32) and the n
+    factors are kept; :meth:`gradient` walks X by blocks of rows, so a pass
+    needs temporaries of one block, and reads each block once for both of its
+    matrix products.
+    """
+
+    def __init__(self, X, clipper, fit_intercept):
+        self.X = X
+        self.clipper = clipper
+        self.intercept = bool(fit_intercept)
+        self.scales = clipper.scales(X)
+        self.shape = (X.shape[0], X.shape[1] + int(self.intercept))
+
+    def gradient(self, W, residual):
+        """``Σ_i x̃_i ⊗ r_i`` (shape of W) and ``Σ`` of the losses, with ``r, loss = residual(x̃ W, rows)``.
+
+        ``residual`` gets the scores of one block of rows and its slice, and
+        returns their residuals (the gradient of each row's loss in its
+        scores) and the block's summed loss. With s and c:
+        x̃·w = s·(boxed(x)·w − c·w) + b, and Σ r ⊗ s·(boxed(x) − c) =
+        boxed(X)ᵀ(s r) − c ⊗ Σ s r, so the clipped rows are never stored.
+        """
+        d = self.X.shape[1]
+        weights = W[:d]
+        shift = None if self.clipper.centre is None else self.clipper.centre @ weights
+        grad = np.zeros_like(W)
+        scaled_sum = np.zeros(W.shape[1])
+        loss = 0.0
+        for rows in row_blocks(self.X.shape[0]):
+            B = self.clipper.boxed(self.X[rows])
+            Z = _matmul(B, weights)
+            if shift is not None:
+                Z -= shift
+            if self.scales is not None:
+                Z *= self.scales[rows, None]
+            if self.intercept:
+                Z += W[d]
+            R, block_loss = residual(Z, rows)
+            loss += block_loss
+            if self.intercept:
+                grad[d] += R.sum(axis=0)
+            if self.scales is not None:
+                R = R * self.scales[rows, None]
+            grad[:d] += _matmul(B.T, R)
+            scaled_sum += R.sum(axis=0)
+        if shift is not None:
+            grad[:d] -= np.outer(self.clipper.centre, scaled_sum)
+        return grad, loss
+
+    def copy(self):
+        """The design as a new dense array of shape ``self.shape`` (O(n·d) memory; for inspection)."""
+        Xa = np.empty(self.shape)
+        for rows in row_blocks(self.X.shape[0]):
+            Xa[rows, : self.X.shape[1]] = self.clipper.centred(self.X[rows])
+        if self.intercept:
+            Xa[:, -1] = 1.0
+        return Xa
+
+
 def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng):
     """T steps of heavy-ball DP-GD on mean log-loss + ‖w‖²/(2Cn̂), from 0.
 
-    Each step adds N(0, (σΔ)² I) to the exact full-batch gradient sum
+    ``Xa`` is the fit's :class:`_Design`. Each step adds N(0, (σΔ)² I) to the
+    exact full-batch gradient sum
     (Δ = ``sensitivity``) and divides by the noisy count n̂. The step is
     ``_STEP``/L, with L the bound on the smoothness of the objective: that of
     the mean log-loss, ‖x̃‖²/4 (binary, σ' ≤ 1/4) or ‖x̃‖²/2 (softmax, whose
@@ -417,10 +492,14 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
     velocity = np.zeros_like(W)
     average = np.zeros_like(W)
     start = int(_AVG_FROM * steps)
+
+    def residual(Z, rows):
+        return _residual(Z, Y[rows], binary), 0.0
+
     for t in range(steps):
-        residual = _residual(Xa @ W, Y, binary)
+        grad_sum, _ = Xa.gradient(W, residual)
         noise = sigma * sensitivity * rng.standard_normal(W.shape)
-        grad = (Xa.T @ residual + noise) / n_hat + penalised * W / (C * n_hat)
+        grad = (grad_sum + noise) / n_hat + penalised * W / (C * n_hat)
         velocity = _MOMENTUM * velocity + grad
         W = W - step * velocity
         if t >= start:
@@ -431,19 +510,24 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
 def _exact_fit(Xa, Y, C, penalised, binary):
     """Minimise mean log-loss + ‖w‖²/(2Cn) (penalty off the intercept) by L-BFGS: ε = ∞.
 
-    The same minimiser as scikit-learn's C·Σ log-loss + ½‖w‖², scaled by 1/(Cn).
+    ``Xa`` is the fit's :class:`_Design`. The same minimiser as
+    scikit-learn's C·Σ log-loss + ½‖w‖², scaled by 1/(Cn).
     """
     shape = (Xa.shape[1], Y.shape[1])
     n = Xa.shape[0]
 
+    def residual(Z, rows):
+        Yb = Y[rows]
+        if binary:
+            loss = np.sum(np.logaddexp(0.0, Z) - Yb * Z)
+        else:
+            loss = -np.sum(Yb * log_softmax(Z, axis=1))
+        return _residual(Z, Yb, binary), loss
+
     def objective(w):
         W = w.reshape(shape)
-        Z = Xa @ W
-        if binary:
-            loss = np.sum(np.logaddexp(0.0, Z) - Y * Z)
-        else:
-            loss = -np.sum(Y * log_softmax(Z, axis=1))
-        grad = (Xa.T @ _residual(Z, Y, binary)) / n + penalised * W / (C * n)
+        grad_sum, loss = Xa.gradient(W, residual)
+        grad = grad_sum / n + penalised * W / (C * n)
         return loss / n + 0.5 * np.sum(penalised * W**2) / (C * n), grad.ravel()
 
     result = minimize(
