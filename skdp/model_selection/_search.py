@@ -564,12 +564,15 @@ _RUNS_FACTOR_MIN = 0.1
 
 def _largest_factor(cost, target):
     """The largest t (to 0.01%, bisection in log t) with ``cost(t) <= target``; cost grows with t."""
-    if cost(_SMALLEST_FACTOR) > target:
-        raise ValueError(
-            "epsilon is too small for this search: its noisy scores and the selection "
-            "alone cost about that much. Give a larger epsilon, a smaller "
-            "score_epsilon or a smaller n_runs_mean.")
-    return largest_meeting(lambda t: cost(t) <= target, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
+    def meets(t):  # the search walks down from 1 while it does not
+        if t < _SMALLEST_FACTOR:
+            raise ValueError(
+                "epsilon is too small for this search: its noisy scores and the selection "
+                "alone cost about that much. Give a larger epsilon, a smaller "
+                "score_epsilon or a smaller n_runs_mean.")
+        return cost(t) <= target
+
+    return largest_meeting(meets, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
 
 
 def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,
