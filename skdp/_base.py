@@ -8,6 +8,8 @@ Every ``fit`` in skdp follows the same four steps (see DESIGN.md):
 4. only then compute anything from the data's values.
 """
 
+import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -15,6 +17,7 @@ from sklearn.base import clone
 
 from .accounting import RDPCurve
 from .accounting._accountants import spend_of
+from ._unsupported import PARTIAL_FIT, refuse_unsupported
 from .exceptions import BudgetExceededError, BudgetExhaustedWarning
 from .utils import check_budget
 
@@ -35,6 +38,32 @@ class DPEstimatorMixin:
       (:func:`skdp.accounting.epsilon_of`: the smaller of RDP and the
       privacy loss distribution of the event), as noise is calibrated.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        # A scikit-learn name that skdp refuses on purpose (sample_weight, warm_start,
+        # class_weight, ... in skdp/_unsupported.py) gets its reason in privacy terms
+        # rather than Python's "unexpected keyword argument". The wrapper keeps the
+        # method's signature (inspect follows __wrapped__), so scikit-learn sees none
+        # of these names: has_fit_parameter(estimator, "sample_weight") stays False.
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "fit", "fit_transform", "fit_predict"):
+            method = vars(cls).get(name)
+            if inspect.isfunction(method) and not hasattr(method, "__wrapped__"):
+                setattr(cls, name, _refusing_unsupported(method))
+
+    def set_params(self, **params):
+        """Set the parameters, as :meth:`sklearn.base.BaseEstimator.set_params` does.
+
+        A parameter that skdp refuses on purpose raises ``ValueError`` with the
+        reason (scikit-learn's error for a parameter an estimator does not have).
+        """
+        refuse_unsupported(type(self), params, ValueError)
+        return super().set_params(**params)
+
+    @property
+    def partial_fit(self):
+        # hasattr(estimator, "partial_fit") stays False, as scikit-learn's checks expect.
+        raise AttributeError(f"{type(self).__name__} has no partial_fit: {PARTIAL_FIT}")
 
     def __getstate__(self):
         """Pickle without a ``Generator`` or ``RandomState`` passed as ``random_state``.
@@ -116,3 +145,15 @@ class DPEstimatorMixin:
         self.epsilon_spent_ = eps
         self.delta_spent_ = delta_used
         return curve
+
+
+def _refusing_unsupported(method):
+    """``method`` that first refuses the keyword arguments skdp does not take on purpose."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if kwargs:
+            refuse_unsupported(type(self), kwargs)
+        return method(self, *args, **kwargs)
+
+    return wrapper

@@ -117,6 +117,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         if self.sampling_rate is not None:
             _check_real("sampling_rate", self.sampling_rate, low=0.0, low_open=True, high=1.0)
         _check_int("max_iter", self.max_iter)
+        if isinstance(self.learning_rate, str) and self.learning_rate in SCHEDULES + ("adaptive",):
+            # scikit-learn's MLP names its schedule learning_rate (its step size is
+            # learning_rate_init); here learning_rate is the step size
+            raise ValueError(
+                f"learning_rate is the initial step size (a float > 0 or 'auto'); got "
+                f"{self.learning_rate!r}, a schedule: pass it as schedule= (one of "
+                f"{', '.join(map(repr, SCHEDULES))})."
+            )
         if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
             _check_real("learning_rate", self.learning_rate, low=0.0, low_open=True)
         _check_choice("optimizer", self.optimizer, OPTIMIZERS)

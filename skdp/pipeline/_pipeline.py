@@ -1,12 +1,15 @@
 """DPPipeline: one charge for every private step of a pipeline, or none."""
 
+import inspect
 from collections import Counter
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
+from .._base import DPEstimatorMixin
 from .._cost import _ignore_unknown_categories, _placeholder_target
+from .._unsupported import refuse_unsupported
 from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
 from ..model_selection._search import (
@@ -125,6 +128,7 @@ class DPPipeline(Pipeline):
         if budget is None:
             return super().fit(X, y, **params)
         # (1) every step refuses here what it would refuse in the fit.
+        _check_step_fit_params(self, params)
         with _quiet():
             _check_values(self._as_pipeline(), X, y, labels=None)
         # (2) the curves of the steps that charge this budget, from shapes only.
@@ -184,6 +188,23 @@ class DPPipeline(Pipeline):
                  if step is not None and not isinstance(step, str)]
         text = f"DPPipeline({', '.join(names)})"
         return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _check_step_fit_params(pipeline, params):
+    """Refuse a ``step__name`` fit parameter that the step's fit would refuse after the charge."""
+    for key in params:
+        step_name, _, name = key.partition("__")
+        step = pipeline.named_steps.get(step_name)
+        if not name or step is None or isinstance(step, str):
+            continue
+        if isinstance(step, DPEstimatorMixin):
+            refuse_unsupported(type(step), [name])
+        accepted = inspect.signature(step.fit).parameters
+        if name not in accepted and not any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()
+        ):
+            raise TypeError(f"{type(step).__name__}.fit() got an unexpected keyword argument "
+                            f"{name!r} (passed to the DPPipeline as {key!r}).")
 
 
 def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
