@@ -8,11 +8,12 @@ their documented ``bounds_y``):
   (the reference, and the fit time the issue compares to);
 - skdp's ``DPHistGradientBoostingClassifier`` / ``Regressor`` with its defaults,
   ``bounds=(0, 1)`` (and ``bounds_y``), δ = 1e-5;
-- on Adult, also ``DPHistGradientBoostingClassifier`` with ``categorical_features``: the 8
-  categorical columns as pandas ``Categorical`` columns whose categories are the public schema's
-  (``adult.names``, :func:`skdp.datasets.adult_schema`), the 6 numeric ones scaled as in the
-  one-hot table, ``max_bins=64`` (native-country has 41 categories, and a categorical feature has
-  at most ``max_bins``, as in scikit-learn);
+- on tables with categorical columns, also ``DPHistGradientBoosting*`` with
+  ``categorical_features``: the categorical columns as pandas ``Categorical`` columns whose
+  categories are the public schema's (Adult: ``adult.names``, :func:`skdp.datasets.adult_schema`;
+  the others: benchmarks/_suite_data.py), the numeric ones scaled as in the one-hot table;
+  ``max_bins=64`` on Adult (native-country has 41 categories, and a categorical feature has at
+  most ``max_bins``, as in scikit-learn), the default 32 elsewhere;
 - skdp's ``DPRandomForestClassifier`` and ``DPDecisionTreeClassifier`` with their defaults and
   ``bounds=(0, 1)`` (classification);
 - skdp's ``DPLogisticRegression(data_norm=row_norm)`` / ``DPLinearRegression(bounds_X=(0, 1),
@@ -133,13 +134,53 @@ def _adult_categorical_task(task):
     return dataclasses.replace(task, X_train=frames[0], X_test=frames[1])
 
 
-def _categorical_makers(task, eps, seed):
-    from skdp.ensemble import DPHistGradientBoostingClassifier
+def _categorical_task(name, task):
+    """The table with its categorical columns as pandas Categoricals of the schema's categories.
 
-    return [("skdp DPHistGradientBoostingClassifier, categorical_features (max_bins=64)", lambda:
-             DPHistGradientBoostingClassifier(epsilon=eps, delta=DELTA, bounds=(0, 1),
-                                              classes=task.classes, max_bins=64,
-                                              random_state=seed))]
+    The suite's loader runs again with its one-hot encoding replaced: numeric columns are
+    scaled by the suite's own rule, each categorical column becomes a ``Categorical`` of its
+    documented categories (an unlisted value is missing, as the one-hot all-zero block). The
+    split is the suite's (same seed, same rows). None for a table without categorical columns.
+    """
+    import pandas as pd
+
+    if name == "adult":
+        return _adult_categorical_task(task)
+    original = _suite_data._encode
+    found = []
+
+    def encode(frame, schema):
+        numeric = [col for col in schema if col[0] == "num"]
+        X, norm = original(frame, numeric)
+        out = pd.DataFrame(X, columns=[col[1] for col in numeric], index=frame.index)
+        for col in schema:
+            if col[0] == "cat":
+                found.append(col[1])
+                out[col[1]] = pd.Categorical(frame[col[1]].astype(object), categories=col[2])
+        return out, norm
+
+    _suite_data._encode = encode
+    try:
+        cat_task = _suite_data.LOADERS[name]()
+    finally:
+        _suite_data._encode = original
+    return cat_task if found else None
+
+
+def _categorical_makers(task, eps, seed):
+    from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
+
+    n_categories = max(len(t.categories) for t in task.X_train.dtypes
+                       if getattr(t, "name", "") == "category")
+    max_bins = 64 if n_categories > 32 else 32  # at most max_bins categories, as scikit-learn
+    label = f"skdp DPHistGradientBoosting*, categorical_features (max_bins={max_bins})"
+    if task.kind == "classification":
+        return [(label, lambda: DPHistGradientBoostingClassifier(
+            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, max_bins=max_bins,
+            random_state=seed))]
+    return [(label, lambda: DPHistGradientBoostingRegressor(
+        epsilon=eps, delta=DELTA, bounds=(0, 1), bounds_y=task.bounds_y, max_bins=max_bins,
+        random_state=seed))]
 
 
 def _reference(task):
@@ -179,7 +220,7 @@ def run_table(name, eps_list, seeds, dpl_python):
     print(f"scikit-learn HistGradientBoosting (max_iter=100, non-private): {ref:.3f} "
           f"({ref_s:.2f} s)\n")
     rows = {}
-    cat_task = _adult_categorical_task(task) if name == "adult" else None
+    cat_task = _categorical_task(name, task)
     for eps in eps_list:
         for seed in seeds:
             makers = [(label, make, task) for label, make in _makers(task, eps, seed)]
