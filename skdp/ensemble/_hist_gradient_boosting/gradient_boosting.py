@@ -119,8 +119,9 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         numeric = self._numeric(X.shape[1])
         if numeric.all():
             return apply_bins(X, self.bin_edges_)
-        binned = X.astype(np.uint8)  # codes 0..c, c <= max_bins <= 255
-        if numeric.any():
+        binned = np.empty(X.shape, dtype=np.uint8)
+        binned[:, ~numeric] = X[:, ~numeric]  # codes 0..c, c <= max_bins <= 255
+        if numeric.any():  # never cast: a value out of uint8's range would warn
             binned[:, numeric] = apply_bins(X[:, numeric], self.bin_edges_[numeric])
         return binned
 
