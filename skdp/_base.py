@@ -48,7 +48,7 @@ class DPEstimatorMixin:
         super().__init_subclass__(**kwargs)
         for name in ("__init__", "fit", "fit_transform", "fit_predict"):
             method = vars(cls).get(name)
-            if inspect.isfunction(method) and not hasattr(method, "__wrapped__"):
+            if inspect.isfunction(method):
                 setattr(cls, name, _refusing_unsupported(method))
 
     def set_params(self, **params):
