@@ -11,6 +11,7 @@ from .budget import PrivacyBudget
 from .exceptions import (
     BudgetExceededError,
     BudgetExhaustedWarning,
+    LedgerConnectionError,
     LedgerMismatchError,
     PrivacyLeakWarning,
 )
@@ -20,6 +21,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "BudgetExceededError",
     "BudgetExhaustedWarning",
+    "LedgerConnectionError",
     "LedgerMismatchError",
     "PrivacyBudget",
     "PrivacyCost",

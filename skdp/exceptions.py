@@ -3,6 +3,7 @@
 __all__ = [
     "BudgetExceededError",
     "BudgetExhaustedWarning",
+    "LedgerConnectionError",
     "LedgerMismatchError",
     "PrivacyLeakWarning",
 ]
@@ -16,12 +17,26 @@ class BudgetExceededError(ValueError):
 
 
 class LedgerMismatchError(OSError):
-    """The file at a budget's ledger path is not the ledger the budget was made with.
+    """The ledger at a budget's address is not the ledger the budget was made with.
 
-    A handle knows its ledger by the host and the file's device and inode: a
-    copy of the file, a restored backup or another machine's file at the same
-    path would fork the spend (charges recorded in the copy are missing from
-    the real ledger), so the handle refuses to charge or read it.
+    A handle knows a file ledger by the host and the file's device and inode,
+    and a PostgreSQL ledger by its budget's row id and a random id written
+    when the budget was created: a copy of the file, a restored backup,
+    another machine's file at the same path, or another database at the same
+    address would fork the spend (charges recorded in the copy are missing
+    from the real ledger), so the handle refuses to charge or read it.
+    """
+
+
+class LedgerConnectionError(OSError):
+    """The connection to a PostgreSQL ledger was lost in the middle of a transaction.
+
+    The server rolls back a transaction whose connection is gone, so a charge
+    interrupted before its commit records nothing; the error says so, and
+    the fit that asked for the charge does not run. When the connection is
+    lost during the commit itself, the handle reconnects and looks the charge
+    up: found, the charge stands and no error is raised; not found, nothing
+    was recorded. The next charge or read opens a new connection.
     """
 
 

@@ -6,7 +6,6 @@ import html
 import math
 import os
 import shutil
-import socket
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -15,9 +14,12 @@ from ..accounting import RDPCurve, check_orders
 from ..accounting._accountants import check_accountant, compose_spend, spend_of
 from ..accounting._conversions import _check_delta
 from ..exceptions import BudgetExceededError, LedgerMismatchError
-from . import _ledger
+from . import _ledger, _postgres
 
 __all__ = ["PrivacyBudget", "Charge"]
+
+# Showing a budget never fails: what its ledger may raise when it cannot be read.
+_SHOW_ERRORS = (OSError, ValueError, ImportError, sqlite3.Error)
 
 # Composition adds floating-point curves; a total within this relative distance
 # of the cap is float rounding of an exact fit, not a crossing.
@@ -202,13 +204,10 @@ class PrivacyBudget:
         self._delta = _check_delta(delta)
         self._orders = check_orders(orders)
         self._accountant = check_accountant(accountant)
-        path = _temporary_ledger() if ledger is None else os.fspath(ledger)
-        self._path = os.path.abspath(path)
-        self._temporary = ledger is None
+        self._store = _make_ledger(ledger)
         params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist(),
                   "accountant": self.accountant}
-        stored = _ledger.init_ledger(self.path, _encode(params))
-        self._identity = _file_identity(self.path)
+        stored = self._store.create(_encode(params))
         if _decode(stored)["epsilon"] != self.epsilon or stored["delta"] != self.delta or (
             stored["orders"] != params["orders"]
         ):
@@ -237,7 +236,7 @@ class PrivacyBudget:
         >>> again.epsilon, len(again), again.spent()
         (2.0, 1, (0.5, 0.0))
         """
-        params = _decode(_ledger.read_params(os.fspath(ledger)))
+        params = _decode(_make_ledger(ledger).read_params())
         if accountant is None:
             accountant = params.get("accountant", "tightest")
         return cls(params["epsilon"], params["delta"], ledger=ledger, orders=params["orders"],
@@ -261,8 +260,8 @@ class PrivacyBudget:
 
     @property
     def path(self):
-        """The ledger file."""
-        return self._path
+        """The ledger file, or the PostgreSQL ledger's URL without its password."""
+        return self._store.where
 
     @property
     def accountant(self):
@@ -277,8 +276,9 @@ class PrivacyBudget:
         return self
 
     def __reduce__(self):
-        state = (self.path, self.epsilon, self.delta, self.orders.tolist(), self._temporary,
-                 self._identity, self.accountant)
+        store = self._store
+        state = (store.address, self.epsilon, self.delta, self.orders.tolist(), store.temporary,
+                 store.identity, self.accountant)
         return (_reattach, state)
 
     # skops.io restores an object from __getstate__ and __setstate__, not from
@@ -291,64 +291,21 @@ class PrivacyBudget:
         self.__dict__.update(vars(_reattach(**state)))
 
     def __eq__(self, other):
-        return isinstance(other, PrivacyBudget) and other.path == self.path
+        return isinstance(other, PrivacyBudget) and other._store.key == self._store.key
 
     def __hash__(self):
-        return hash(self.path)
+        return hash(self._store.key)
 
-    # -- the ledger file ------------------------------------------------------
+    # -- the ledger -----------------------------------------------------------
     def _connect(self, *, write):
-        """A transaction on the ledger; a clear error if the file is gone or another one."""
-        if not os.path.exists(self.path):
-            raise FileNotFoundError(self._missing_message())
-        found = _file_identity(self.path)
-        if self._identity is not None and found != self._identity:  # None: an older pickle
-            raise LedgerMismatchError(self._mismatch_message(found))
-        return _ledger._connect(self.path, write=write)
-
-    def _mismatch_message(self, found):
-        host, *_ = self._identity
-        where = (f"on host {found[0]!r}, not on {host!r} where the budget was made"
-                 if found[0] != host else "a different file (another device or inode)")
-        return (
-            f"The file at {self.path!r} is not this budget's ledger: it is {where}. It may be "
-            "a copy, a restored backup, or another machine's file at the same path; "
-            "charging it would fork the spend, so nothing was charged. Give every worker "
-            "the one ledger (run the workers on the machine that holds the file), or open "
-            "the file on purpose with PrivacyBudget.open(path), which continues it as it "
-            "is now."
-        )
-
-    def _missing_message(self):
-        if self._temporary:
-            return (
-                f"This budget's ledger {self.path!r} is gone. It was a temporary ledger "
-                "(PrivacyBudget(..., ledger=None)), deleted when the Python process that "
-                "created it exited; a model or budget unpickled in another process keeps a "
-                "handle to it but can neither charge nor read it. Nothing was charged. To "
-                "keep a budget across processes, give it a file: "
-                "PrivacyBudget(..., ledger='path/to/ledger.sqlite')."
-            )
-        return (
-            f"No privacy ledger at {self.path!r}: the file was moved or deleted, or this "
-            "handle was unpickled on a machine that does not have it. Nothing was charged."
-        )
+        """A transaction on the ledger; a clear error if it is gone or another one."""
+        return self._store.transaction(write=write)
 
     def _unavailable(self, exc):
         """What showing a budget says instead of failing when its ledger can't be read."""
-        if isinstance(exc, FileNotFoundError):
-            reason = "its temporary ledger is gone" if self._temporary else "no ledger file"
-        elif isinstance(exc, LedgerMismatchError):
-            reason = "the file at its path is another ledger"
-        else:
-            reason = "cannot read the ledger"
-        return f"unavailable: {reason}"
+        return f"unavailable: {self._store.unavailable(exc)}"
 
     # -- charging ------------------------------------------------------------
-    def _running_total(self, conn):
-        """The :class:`~skdp.budget._ledger.Total` of all charges (in id order)."""
-        return _ledger.read_total(conn, self.orders)
-
     def _within_cap(self, eps):
         return eps <= self.epsilon * (1.0 + _CAP_RTOL)
 
@@ -387,9 +344,8 @@ class PrivacyBudget:
             raise TypeError(f"charge() takes an RDPCurve; got {type(curve).__name__}.")
         label = curve.mechanism if label is None else str(label)
         alone = spend_of(curve, self.delta, accountant=self.accountant)[0]
-        with self._connect(write=True) as conn:
-            _ledger.ensure_schema(conn)
-            prior = self._running_total(conn)
+        with self._connect(write=True) as tx:
+            prior = tx.read_total(self.orders)
             eps_total, how = self._over_delta(prior, curve)
             # Composed before the insert: if it fails, nothing is recorded.
             total = prior.plus(curve) if self._within_cap(eps_total) else None
@@ -403,17 +359,17 @@ class PrivacyBudget:
                     f"already spent ε={spent:.4g} in {prior.n_charges} charges "
                     f"(accountant {self.accountant!r}). Nothing was recorded."
                 )
-            charge_id, when = _ledger.insert_charge(conn, label=label, epsilon=alone, curve=curve,
-                                                    total_epsilon=eps_total, composed_by=how)
-            _ledger.write_total(conn, total, last_id=charge_id)
+            charge_id, when = tx.insert_charge(label=label, epsilon=alone, curve=curve,
+                                               total_epsilon=eps_total, composed_by=how)
+            tx.write_total(total, last_id=charge_id)
         return Charge(charge_id, when, label, alone, curve, os.getpid(), eps_total, how)
 
     def can_afford(self, curve):
         """Whether :meth:`charge` would accept ``curve`` now (records nothing)."""
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"can_afford() takes an RDPCurve; got {type(curve).__name__}.")
-        with self._connect(write=False) as conn:
-            prior = self._running_total(conn)
+        with self._connect(write=False) as tx:
+            prior = tx.read_total(self.orders)
         eps, how = self._over_delta(prior, curve)
         if how is None and self._within_cap(eps):
             eps = self._spend(prior.plus(curve))[0]
@@ -430,12 +386,12 @@ class PrivacyBudget:
 
     # -- reading -------------------------------------------------------------
     def _rows(self):
-        with self._connect(write=False) as conn:
-            return _ledger.read_charges(conn)
+        with self._connect(write=False) as tx:
+            return tx.read_charges()
 
     def _read_total(self):
-        with self._connect(write=False) as conn:
-            return self._running_total(conn)
+        with self._connect(write=False) as tx:
+            return tx.read_total(self.orders)
 
     def total_curve(self):
         """The RDP composition of all charges, as one :class:`RDPCurve`."""
@@ -492,8 +448,8 @@ class PrivacyBudget:
         ]
 
     def __len__(self):
-        with self._connect(write=False) as conn:
-            return conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
+        with self._connect(write=False) as tx:
+            return tx.count()
 
     # -- display -------------------------------------------------------------
     def _history(self, rows):
@@ -605,7 +561,7 @@ class PrivacyBudget:
         """
         try:
             rows = self._rows()
-        except (OSError, ValueError, sqlite3.Error) as exc:
+        except _SHOW_ERRORS as exc:
             return (
                 f"PrivacyBudget: cap ε={self.epsilon:g} at δ={self.delta:g}; ledger "
                 f"{self._unavailable(exc)}\nledger: {self.path}"
@@ -629,7 +585,7 @@ class PrivacyBudget:
     def _repr_html_(self):
         try:
             rows = self._rows()
-        except (OSError, ValueError, sqlite3.Error) as exc:
+        except _SHOW_ERRORS as exc:
             return f"<div>{html.escape(repr(self))} ({html.escape(str(exc))})</div>"
         eps, delta = self._spent(rows)
         body = "".join(
@@ -645,11 +601,11 @@ class PrivacyBudget:
         )
 
     def __repr__(self):
-        where = "temporary" if self._temporary else repr(self.path)
+        where = "temporary" if self._store.temporary else repr(self.path)
         head = f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:g}, "
         try:
             total = self._read_total()
-        except (OSError, ValueError, sqlite3.Error) as exc:
+        except _SHOW_ERRORS as exc:
             # Showing a budget (or a model that holds one) never fails.
             return f"{head}ledger={where}, {self._unavailable(exc)})"
         eps = self._spend(total)[0]
@@ -702,22 +658,23 @@ def _decode(params):
     return out
 
 
-def _file_identity(path):
-    """(host, device, inode) of the ledger file: what a handle knows its ledger by."""
-    st = os.stat(path)
-    return (socket.gethostname(), st.st_dev, st.st_ino)
+def _make_ledger(ledger, *, temporary=False, identity=None):
+    """The backend of ``ledger``: a PostgreSQL URL, a file path, or None (a temporary file)."""
+    if ledger is None:
+        return _ledger.SQLiteLedger(_temporary_ledger(), temporary=True)
+    if _postgres.is_url(ledger):
+        return _postgres.PostgresLedger(ledger, identity=identity)
+    return _ledger.SQLiteLedger(ledger, temporary=temporary, identity=identity)
 
 
 _REATTACH_ARGS = ("path", "epsilon", "delta", "orders", "temporary", "identity", "accountant")
 
 
 def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant="tightest"):
-    # In a worker process: attach to the same file, without creating it anew.
+    # In a worker process: attach to the same ledger, without creating it anew.
     budget = PrivacyBudget.__new__(PrivacyBudget)
     budget._accountant = accountant
-    budget._identity = identity
     budget._epsilon, budget._delta = epsilon, delta
     budget._orders = check_orders(orders)
-    budget._path = path
-    budget._temporary = temporary
+    budget._store = _make_ledger(path, temporary=temporary, identity=identity)
     return budget

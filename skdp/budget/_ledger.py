@@ -29,12 +29,14 @@ written by an older skdp (no PLD state) is recomposed from the charges.
 import json
 import os
 import pathlib
+import socket
 import sqlite3
 import time
 from contextlib import closing, contextmanager
 
-from ..accounting import RDPCurve, event_from_dict
-from ..accounting._accountants import pld_leaves
+from ..accounting._accountants import pld_leaves  # noqa: F401 (used through this module)
+from ..exceptions import LedgerMismatchError
+from ._total import Total, charge_texts, compose_texts, curve_from_texts, total_from_texts, total_texts
 
 SCHEMA_VERSION = 3
 
@@ -232,94 +234,19 @@ def read_charges(conn):
 def insert_charge(conn, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
     """Insert a charge: its curve (without its event) and its event in their own columns."""
     now = time.time()
-    data = curve.to_dict()
-    event = data.pop("event", None)
+    curve_text, event_text = charge_texts(curve)
     cur = conn.execute(
         "INSERT INTO charges (time, label, epsilon, curve, pid, event, total_epsilon, composed_by) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (now, label, float(epsilon), json.dumps(data), os.getpid(),
-         None if event is None else json.dumps(event),
+        (now, label, float(epsilon), curve_text, os.getpid(), event_text,
          None if total_epsilon is None else float(total_epsilon), composed_by),
     )
     return cur.lastrowid, now
 
 
-def _event(text):
-    """The event stored in a charge, or None (none stored, or one this version cannot read)."""
-    if text is None:
-        return None
-    try:
-        return event_from_dict(json.loads(text))
-    except (ValueError, TypeError, KeyError):
-        return None  # composed by its RDP curve, which is always valid
-
-
-def _curve(curve_text, event_text):
-    curve = RDPCurve.from_dict(json.loads(curve_text))
-    event = _event(event_text)
-    return curve if event is None else curve.with_event(event)
-
-
 def curve_from_row(row):
     """The curve of a :func:`read_charges` row, with its event when one is stored."""
-    return _curve(row[4], row[6] if len(row) > 6 else None)
-
-
-class Total:
-    """The running composition of a ledger's charges.
-
-    ``curve`` is the RDP composition of every charge; ``leaves`` maps each
-    distinct event of the charges that have a PLD to its count; ``rest`` is
-    the RDP composition of the charges that have none (None if there are
-    none); ``n_charges`` counts the charges.
-    """
-
-    __slots__ = ("curve", "leaves", "rest", "n_charges")
-
-    def __init__(self, curve, leaves, rest, n_charges):
-        self.curve, self.leaves, self.rest, self.n_charges = curve, leaves, rest, n_charges
-
-    @classmethod
-    def empty(cls, orders):
-        return cls(RDPCurve.zero(orders), {}, None, 0)
-
-    def plus(self, curve):
-        """The total with ``curve`` charged after the others (a new object)."""
-        leaves = dict(self.leaves)
-        rest = self.rest
-        found = pld_leaves(curve)
-        if found is None:
-            bare = curve.with_event(None)
-            rest = bare if rest is None else rest + bare
-        else:
-            for leaf, c in found:
-                leaves[leaf] = leaves.get(leaf, 0) + c
-        # the RDP total repeats exactly the float additions of compose_charges
-        total = self.curve + curve.with_event(None)
-        return Total(total, leaves, rest, self.n_charges + 1)
-
-    def leaf_items(self):
-        return [(leaf, c) for leaf, c in self.leaves.items() if c]
-
-    def state(self):
-        return {
-            "leaves": [[leaf.to_dict(), c] for leaf, c in self.leaves.items() if c],
-            "rest": None if self.rest is None else _named(self.rest.to_dict(), "charges without a PLD"),
-        }
-
-    @classmethod
-    def from_state(cls, curve, n_charges, state):
-        leaves = {}
-        for d, c in state["leaves"]:
-            leaf = event_from_dict(d)
-            leaves[leaf] = leaves.get(leaf, 0) + int(c)
-        rest = None if state["rest"] is None else RDPCurve.from_dict(state["rest"])
-        return cls(curve, leaves, rest, n_charges)
-
-
-def _named(d, name):
-    d["mechanism"] = name
-    return d
+    return curve_from_texts(row[4], row[6] if len(row) > 6 else None)
 
 
 def compose_charges(conn, orders):
@@ -327,13 +254,10 @@ def compose_charges(conn, orders):
 
     The running total repeats exactly these float additions.
     """
-    total = Total.empty(orders)
     has_event = "event" in _columns(conn, "charges")
     query = "SELECT curve, event FROM charges ORDER BY id" if has_event else (
         "SELECT curve, NULL FROM charges ORDER BY id")
-    for curve_text, event_text in conn.execute(query):
-        total = total.plus(_curve(curve_text, event_text))
-    return total
+    return compose_texts(conn.execute(query), orders)
 
 
 def read_total(conn, orders):
@@ -350,11 +274,10 @@ def read_total(conn, orders):
         if "no such" not in str(exc):
             raise
         row = None
-    if row is not None and row[1] == last_id and row[3] is not None:
-        try:
-            return Total.from_state(RDPCurve.from_dict(json.loads(row[2])), row[0], json.loads(row[3]))
-        except (ValueError, TypeError, KeyError):
-            pass  # a state this version cannot read: recompose
+    if row is not None and row[1] == last_id:
+        total = total_from_texts(row[0], row[2], row[3])
+        if total is not None:
+            return total
     return compose_charges(conn, orders)
 
 
@@ -387,11 +310,131 @@ ensure_schema = ensure_total_table
 
 def write_total(conn, total, *, last_id):
     """Store the running :class:`Total`; call after inserting the charge it covers."""
-    state = total.curve.to_dict()
-    state.pop("event", None)
-    # The composed mechanism names would grow with every charge.
-    state["mechanism"] = f"composition of {total.n_charges} charges"
+    curve_text, state_text = total_texts(total)
     conn.execute(
         "INSERT OR REPLACE INTO total (id, n_charges, last_id, curve, state) VALUES (1, ?, ?, ?, ?)",
-        (total.n_charges, last_id, json.dumps(state), json.dumps(total.state())),
+        (total.n_charges, last_id, curve_text, state_text),
     )
+
+
+def file_identity(path):
+    """(host, device, inode) of a ledger file: what a handle knows its ledger by."""
+    st = os.stat(path)
+    return (socket.gethostname(), st.st_dev, st.st_ino)
+
+
+class _Transaction:
+    """One open transaction on an SQLite ledger (the interface of :mod:`._total`)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def read_total(self, orders):
+        return read_total(self.conn, orders)
+
+    def insert_charge(self, **kwargs):
+        return insert_charge(self.conn, **kwargs)
+
+    def write_total(self, total, *, last_id):
+        write_total(self.conn, total, last_id=last_id)
+
+    def read_charges(self):
+        return read_charges(self.conn)
+
+    def count(self):
+        return self.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
+
+
+class SQLiteLedger:
+    """A ledger in an SQLite file, known by its host, device and inode.
+
+    ``identity`` is None until :meth:`create` (or given by a pickle). Every
+    transaction checks the file before opening it (a missing file is never
+    created anew) and again once the lock is held, so a file moved over the
+    ledger in between is refused too.
+    """
+
+    errors = (sqlite3.Error,)
+
+    def __init__(self, path, *, temporary=False, identity=None):
+        self.path = os.path.abspath(os.fspath(path))
+        self.temporary = temporary
+        self.identity = None if identity is None else tuple(identity)
+
+    @property
+    def where(self):
+        """What the ledger is shown as: its path."""
+        return self.path
+
+    @property
+    def address(self):
+        """What a pickled handle carries to find the ledger again."""
+        return self.path
+
+    @property
+    def key(self):
+        return self.path
+
+    def create(self, params):
+        stored = init_ledger(self.path, params)
+        self.identity = file_identity(self.path)
+        return stored
+
+    def read_params(self):
+        return read_params(self.path)
+
+    @contextmanager
+    def transaction(self, *, write):
+        """A transaction on the ledger; a clear error if the file is gone or another one."""
+        self._check_file()
+        with _connect(self.path, write=write) as conn:
+            self._check_file()  # the lock is held: the file at the path is the one opened
+            if write:
+                ensure_schema(conn)
+            yield _Transaction(conn)
+        if write:
+            self._check_file()  # moved away during the charge: the charge went with it
+
+    def _check_file(self):
+        if not os.path.exists(self.path):
+            raise FileNotFoundError(self._missing_message())
+        found = file_identity(self.path)
+        if self.identity is not None and found != self.identity:  # None: an older pickle
+            raise self._mismatch(found)
+
+    def _mismatch(self, found):
+        if found[0] != self.identity[0]:
+            where = f"on host {found[0]!r}, not on {self.identity[0]!r} where the budget was made"
+        else:
+            where = "a different file (another device or inode)"
+        return LedgerMismatchError(
+            f"The file at {self.path!r} is not this budget's ledger: it is {where}. It may be "
+            "a copy, a restored backup, or another machine's file at the same path; "
+            "charging it would fork the spend, so nothing was charged. Give every worker "
+            "the one ledger (run the workers on the machine that holds the file, or use a "
+            "PostgreSQL ledger), or open the file on purpose with PrivacyBudget.open(path), "
+            "which continues it as it is now."
+        )
+
+    def _missing_message(self):
+        if self.temporary:
+            return (
+                f"This budget's ledger {self.path!r} is gone. It was a temporary ledger "
+                "(PrivacyBudget(..., ledger=None)), deleted when the Python process that "
+                "created it exited; a model or budget unpickled in another process keeps a "
+                "handle to it but can neither charge nor read it. Nothing was charged. To "
+                "keep a budget across processes, give it a file: "
+                "PrivacyBudget(..., ledger='path/to/ledger.sqlite')."
+            )
+        return (
+            f"No privacy ledger at {self.path!r}: the file was moved or deleted, or this "
+            "handle was unpickled on a machine that does not have it. Nothing was charged."
+        )
+
+    def unavailable(self, exc):
+        """Why the ledger cannot be shown, in a few words."""
+        if isinstance(exc, FileNotFoundError):
+            return "its temporary ledger is gone" if self.temporary else "no ledger file"
+        if isinstance(exc, LedgerMismatchError):
+            return "the file at its path is another ledger"
+        return "cannot read the ledger"

@@ -2,12 +2,12 @@
 
 import pickle
 import shutil
+import socket
 
 import pytest
 
 from skdp import LedgerMismatchError, PrivacyBudget
 from skdp.accounting import pure_dp_rdp
-from skdp.budget import _budget
 
 
 def test_a_copy_put_in_place_of_the_ledger_is_refused(tmp_path):
@@ -37,7 +37,7 @@ def test_a_handle_unpickled_on_another_host_is_refused(tmp_path, monkeypatch):
     shipped = pickle.dumps(budget)
     assert pickle.loads(shipped).charge(pure_dp_rdp(1.0)).id == 1  # same host: the one ledger
     # Another machine with its own file at the same path: same path, other host.
-    monkeypatch.setattr(_budget.socket, "gethostname", lambda: "worker-2")
+    monkeypatch.setattr(socket, "gethostname", lambda: "worker-2")
     worker = pickle.loads(shipped)
     with pytest.raises(LedgerMismatchError, match="host 'worker-2'"):
         worker.charge(pure_dp_rdp(1.0))

@@ -931,8 +931,6 @@ def test_a_backup_copied_over_the_ledger_is_refused(tmp_path):
         _in_thread(lambda: budget.charge(pure_dp_rdp(1.0), label="on the restored file"))
 
 
-@pytest.mark.xfail(strict=True, reason="the identity is checked before the write transaction, "
-                   "not inside it: a file replaced in between takes the charge")
 def test_a_file_replaced_between_the_check_and_the_charge_never_takes_it(tmp_path, monkeypatch):
     path, copy = tmp_path / "ledger.sqlite", tmp_path / "copy.sqlite"
     budget = PrivacyBudget(10.0, 0.0, ledger=path)

@@ -1,0 +1,461 @@
+"""The PostgreSQL ledger behind ``PrivacyBudget(..., ledger="postgresql://...")``.
+
+For workers on many machines: every worker reaches the one database. Several
+budgets live side by side in one database, one row each in ``skdp_budgets``
+(its name, a random id, its cap and orders as JSON, and the running total),
+their charges in ``skdp_charges`` (numbered from 1 within each budget). The
+URL names the budget with a ``budget`` query parameter, which is taken out
+before the URL reaches libpq (``default`` when absent)::
+
+    postgresql://user@ledger-host:5432/privacy?budget=census-2026
+
+Each charge is one transaction: ``SELECT ... FOR UPDATE`` locks the budget's
+row, which holds the running total, so concurrent charges from any number of
+processes and machines queue on it; the handle composes, compares with the
+cap, and inserts the charge and the new total, or rolls back. A row trigger
+drops a budget's total whenever its charges are inserted, changed or deleted
+(skdp writes the new total after its own insert), and a total whose last id
+is not the budget's largest charge id is ignored: as in the SQLite ledger, a
+missing or stale total is recomposed from the charges in the same
+transaction. The tables, function and trigger are created on first use,
+under an advisory lock so that processes starting at once do not collide.
+
+A handle knows its ledger by the budget's row id and random id, checked in
+every transaction: another database at the same address, or a budget deleted
+and made again under the same name, is refused with
+:class:`~skdp.LedgerMismatchError`.
+
+Connections: one per process, thread and URL, kept open between charges. The
+server keeps every lock and transaction per connection, so nothing of a
+charge lives in the client's memory that a fork could copy: a process forked
+while a connection is open never uses the parent's (the cache is keyed by
+``os.getpid()``) and opens its own, and psycopg does not close a connection
+inherited across a fork (libpq's ``PQfinish`` only runs in the process that
+opened it), so the parent's stays intact. A connection found broken when a
+transaction starts (the server restarted) is replaced once; one lost inside a
+transaction raises :class:`~skdp.LedgerConnectionError` (the server rolled
+the transaction back), and one lost during the commit is resolved by looking
+the charge up on a new connection.
+
+psycopg 3 is imported on first use (``pip install 'skdp[postgres]'``).
+"""
+
+import atexit
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from urllib.parse import unquote
+
+from ..exceptions import LedgerConnectionError, LedgerMismatchError
+from ._total import charge_texts, compose_texts, total_from_texts, total_texts
+
+SCHEMA_VERSION = 1
+_SCHEMES = ("postgresql://", "postgres://")
+# Any fixed number: serialises the creation of the tables between processes.
+_SCHEMA_LOCK = 0x736B6470  # "skdp"
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS skdp_budgets (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    uid TEXT NOT NULL,
+    params TEXT NOT NULL,
+    n_charges BIGINT,
+    last_id BIGINT,
+    curve TEXT,
+    state TEXT
+)""",
+    """CREATE TABLE IF NOT EXISTS skdp_charges (
+    budget_id BIGINT NOT NULL REFERENCES skdp_budgets (id),
+    id BIGINT NOT NULL,
+    time DOUBLE PRECISION NOT NULL,
+    label TEXT NOT NULL,
+    epsilon DOUBLE PRECISION NOT NULL,
+    curve TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    event TEXT,
+    total_epsilon DOUBLE PRECISION,
+    composed_by TEXT,
+    PRIMARY KEY (budget_id, id)
+)""",
+    """CREATE OR REPLACE FUNCTION skdp_drop_total() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE skdp_budgets SET n_charges = NULL, last_id = NULL, curve = NULL, state = NULL
+    WHERE id = OLD.budget_id OR id = NEW.budget_id;
+    RETURN NULL;
+END $$""",
+    "DROP TRIGGER IF EXISTS skdp_charges_drop_total ON skdp_charges",
+    """CREATE TRIGGER skdp_charges_drop_total AFTER INSERT OR UPDATE OR DELETE ON skdp_charges
+    FOR EACH ROW EXECUTE FUNCTION skdp_drop_total()""",
+]
+_SCHEMA_PRESENT = (
+    "SELECT count(*) FROM pg_trigger "
+    "WHERE tgname = 'skdp_charges_drop_total' AND tgrelid = to_regclass('skdp_charges')"
+)
+_ROW = "SELECT uid, n_charges, last_id, curve, state FROM skdp_budgets WHERE id = %s"
+_CHARGES = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
+            "FROM skdp_charges WHERE budget_id = %s ORDER BY id")
+
+
+def is_url(ledger):
+    """Whether ``ledger`` names a PostgreSQL ledger."""
+    return isinstance(ledger, str) and ledger.startswith(_SCHEMES)
+
+
+def split_url(url):
+    """(the URL libpq gets, the budget's name): the ``budget`` parameter taken out."""
+    base, _, query = url.partition("?")
+    kept, name = [], "default"
+    for part in query.split("&") if query else ():
+        key, _, value = part.partition("=")
+        if key == "budget":
+            name = unquote(value)
+        elif part:
+            kept.append(part)
+    if not name:
+        raise ValueError(f"The budget's name in {masked(url)!r} is empty.")
+    return base + ("?" + "&".join(kept) if kept else ""), name
+
+
+def masked(url):
+    """The URL with its password (in the user part or a ``password`` parameter) hidden."""
+    scheme, _, rest = url.partition("://")
+    netloc, slash, tail = rest.partition("/")
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        if ":" in user and user.split(":", 1)[1]:
+            netloc = f"{user.split(':', 1)[0]}:***@{host}"
+    path, question, query = tail.partition("?")
+    parts = [("password=***" if p.startswith("password=") else p) for p in query.split("&")]
+    return f"{scheme}://{netloc}{slash}{path}{question}{'&'.join(parts) if query else ''}"
+
+
+def _psycopg():
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise ImportError(
+            "A PostgreSQL ledger (PrivacyBudget(..., ledger='postgresql://...')) needs "
+            "psycopg 3; install it with pip install 'skdp[postgres]'."
+        ) from exc
+    return psycopg
+
+
+# (pid, thread, URL) -> connection. Keyed by the pid: a forked child never
+# uses (nor closes) its parent's connections, which stay in the dict untouched.
+_connections = {}
+
+
+def _connection(conninfo):
+    key = (os.getpid(), threading.get_ident(), conninfo)
+    conn = _connections.get(key)
+    if conn is None or conn.closed:
+        psycopg = _psycopg()
+        conn = psycopg.connect(conninfo, autocommit=True)
+        # as the SQLite ledger's busy timeout: wait for a charge in progress, not forever
+        conn.execute("SET lock_timeout = '600s'")
+        _connections[key] = conn
+    return conn
+
+
+def _drop(conn):
+    for key, value in list(_connections.items()):
+        if value is conn:
+            del _connections[key]
+    try:
+        conn.close()
+    except Exception:  # noqa: BLE001 (a broken connection may fail to close; it is gone anyway)
+        pass
+
+
+def _close_all():
+    for (pid, _, _), conn in list(_connections.items()):
+        if pid == os.getpid():
+            _drop(conn)
+
+
+atexit.register(_close_all)
+
+
+class _Transaction:
+    """One open transaction on a budget of a PostgreSQL ledger (the interface of :mod:`._total`)."""
+
+    def __init__(self, conn, budget_id, row):
+        self.conn, self.budget_id, self.row = conn, budget_id, row
+        self.max_id = None
+        self.inserted = None
+
+    def _max_id(self):
+        if self.max_id is None:
+            self.max_id = self.conn.execute(
+                "SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = %s",
+                (self.budget_id,)).fetchone()[0]
+        return self.max_id
+
+    def read_total(self, orders):
+        _, n_charges, last_id, curve_text, state_text = self.row
+        if last_id is not None and last_id == self._max_id():
+            total = total_from_texts(n_charges, curve_text, state_text)
+            if total is not None:
+                return total
+        cur = self.conn.execute(
+            "SELECT curve, event FROM skdp_charges WHERE budget_id = %s ORDER BY id",
+            (self.budget_id,))
+        return compose_texts(cur, orders)
+
+    def insert_charge(self, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
+        new_id = self._max_id() + 1
+        now = time.time()
+        curve_text, event_text = charge_texts(curve)
+        self.conn.execute(
+            "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, host, "
+            "event, total_epsilon, composed_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (self.budget_id, new_id, now, label, float(epsilon), curve_text, os.getpid(),
+             socket.gethostname(), event_text,
+             None if total_epsilon is None else float(total_epsilon), composed_by),
+        )
+        self.inserted = (new_id, now, os.getpid())
+        return new_id, now
+
+    def write_total(self, total, *, last_id):
+        curve_text, state_text = total_texts(total)
+        self.conn.execute(
+            "UPDATE skdp_budgets SET n_charges = %s, last_id = %s, curve = %s, state = %s "
+            "WHERE id = %s",
+            (total.n_charges, last_id, curve_text, state_text, self.budget_id),
+        )
+
+    def read_charges(self):
+        return self.conn.execute(_CHARGES, (self.budget_id,)).fetchall()
+
+    def count(self):
+        return self.conn.execute("SELECT count(*) FROM skdp_charges WHERE budget_id = %s",
+                                 (self.budget_id,)).fetchone()[0]
+
+
+class PostgresLedger:
+    """One budget of a PostgreSQL database, known by its row id and random id.
+
+    ``identity`` is ``(row id, random id)``, None until :meth:`create` (or
+    given by a pickle).
+    """
+
+    temporary = False
+    errors = ()  # every psycopg error is raised as an OSError or ValueError
+
+    def __init__(self, url, *, identity=None):
+        self.url = url
+        self.conninfo, self.name = split_url(url)
+        self.identity = None if identity is None else tuple(identity)
+
+    @property
+    def where(self):
+        """What the ledger is shown as: its URL without the password."""
+        return masked(self.url)
+
+    @property
+    def address(self):
+        """What a pickled handle carries to find the ledger again (the whole URL)."""
+        return self.url
+
+    @property
+    def key(self):
+        return (masked(self.conninfo), self.identity)
+
+    # -- creating and opening -------------------------------------------------
+    def create(self, params):
+        """Create the schema and the budget if missing; returns the budget's stored parameters."""
+        stored = dict(params, schema_version=SCHEMA_VERSION, created=time.time())
+        with self._plain_transaction() as conn:
+            if not conn.execute(_SCHEMA_PRESENT).fetchone()[0]:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                if not conn.execute(_SCHEMA_PRESENT).fetchone()[0]:
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+            conn.execute(
+                "INSERT INTO skdp_budgets (name, uid, params, n_charges, last_id) "
+                "VALUES (%s, %s, %s, 0, 0) ON CONFLICT (name) DO NOTHING",
+                (self.name, uuid.uuid4().hex, json.dumps(stored)),
+            )
+            budget_id, uid, text = conn.execute(
+                "SELECT id, uid, params FROM skdp_budgets WHERE name = %s", (self.name,)).fetchone()
+        self.identity = (budget_id, uid)
+        return json.loads(text)
+
+    def read_params(self):
+        """The parameters of the named budget; ValueError if the database has none."""
+        psycopg = _psycopg()
+        try:
+            with self._plain_transaction() as conn:
+                row = conn.execute("SELECT params FROM skdp_budgets WHERE name = %s",
+                                   (self.name,)).fetchone()
+        except psycopg.errors.UndefinedTable:
+            row = None
+        if row is None:
+            raise ValueError(f"No budget named {self.name!r} in the PostgreSQL ledger at "
+                             f"{self.where!r}.")
+        return json.loads(row[0])
+
+    @contextmanager
+    def _plain_transaction(self):
+        psycopg = _psycopg()
+        conn = self._open()
+        try:  # kept connections may be stale (the server restarted): these are rare, so ping
+            conn.execute("SELECT 1")
+        except psycopg.OperationalError:
+            _drop(conn)
+            conn = self._open()
+        try:
+            with conn.transaction():
+                yield conn
+        except psycopg.OperationalError as exc:
+            if conn.broken or conn.closed:
+                _drop(conn)
+                raise self._lost(exc, "") from exc
+            raise self._unusable(exc) from exc
+        except psycopg.errors.UndefinedTable:
+            raise
+        except psycopg.Error as exc:
+            raise self._unusable(exc) from exc
+
+    def _open(self):
+        psycopg = _psycopg()
+        try:
+            return _connection(self.conninfo)
+        except psycopg.Error as exc:
+            raise LedgerConnectionError(
+                f"Cannot connect to the PostgreSQL ledger at {self.where!r}: "
+                f"{' '.join(str(exc).split())}. Nothing was charged."
+            ) from exc
+
+    # -- transactions ---------------------------------------------------------
+    def _begin(self, write):
+        """(connection, the budget's row) with the transaction open; the row locked when ``write``.
+
+        A connection that turns out broken at this point (the server restarted
+        since it was last used) has done nothing in this transaction, so it is
+        replaced once.
+        """
+        psycopg = _psycopg()
+        budget_id = self.identity[0]
+        for attempt in range(2):
+            conn = self._open()
+            try:
+                if write:
+                    conn.execute("BEGIN")
+                    row = conn.execute(_ROW + " FOR UPDATE", (budget_id,)).fetchone()
+                else:
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    row = conn.execute(_ROW, (budget_id,)).fetchone()
+            except psycopg.errors.UndefinedTable:
+                _rollback(conn)
+                raise self._mismatch("it has no skdp ledger tables") from None
+            except psycopg.OperationalError as exc:
+                if conn.broken or conn.closed:
+                    _drop(conn)
+                    if attempt == 0:
+                        continue
+                    raise self._lost(exc, "") from exc
+                _rollback(conn)
+                raise self._unusable(exc) from exc
+            except psycopg.Error as exc:
+                _rollback(conn)
+                raise self._unusable(exc) from exc
+            if row is None or row[0] != self.identity[1]:
+                _rollback(conn)
+                raise self._mismatch("it has no budget with this budget's row id and random id")
+            return conn, row
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def transaction(self, *, write):
+        """One transaction on the budget: its row locked at once when ``write``, its identity checked."""
+        psycopg = _psycopg()
+        conn, row = self._begin(write)
+        tx = _Transaction(conn, self.identity[0], row)
+        try:
+            yield tx
+        except psycopg.Error as exc:
+            lost = conn.broken or conn.closed
+            _rollback(conn)
+            if lost:
+                _drop(conn)
+                raise self._lost(exc, "the transaction was rolled back by the server, so nothing "
+                                      "was recorded") from exc
+            raise self._unusable(exc) from exc
+        except BaseException:
+            _rollback(conn)
+            raise
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            _drop(conn)
+            if tx.inserted is None:
+                raise self._lost(exc, "nothing was written") from exc
+            if not self._was_recorded(tx.inserted):
+                raise self._lost(exc, "the charge is not in the ledger, so nothing was "
+                                      "recorded") from exc
+
+    def _was_recorded(self, inserted):
+        """Whether a charge whose commit got no answer is in the ledger (looked up anew)."""
+        charge_id, when, pid = inserted
+        try:
+            with self._plain_transaction() as conn:
+                return conn.execute(
+                    "SELECT count(*) FROM skdp_charges WHERE budget_id = %s AND id = %s "
+                    "AND time = %s AND pid = %s", (self.identity[0], charge_id, when, pid),
+                ).fetchone()[0] == 1
+        except OSError as exc:
+            raise LedgerConnectionError(
+                f"The connection to the PostgreSQL ledger at {self.where!r} was lost while a "
+                f"charge was committed, and the ledger cannot be reached to tell whether it was "
+                f"recorded ({exc}). The fit that asked for it did not run; see budget.ledger "
+                "once the server is back (a recorded charge counts, unused)."
+            ) from None
+
+    # -- messages -------------------------------------------------------------
+    def _lost(self, exc, outcome):
+        said = f"; {outcome}" if outcome else ""
+        return LedgerConnectionError(
+            f"The connection to the PostgreSQL ledger at {self.where!r} was lost "
+            f"({' '.join(str(exc).split())}){said}. The fit that asked for a charge did not "
+            "run; the next charge or read opens a new connection."
+        )
+
+    def _unusable(self, exc):
+        return OSError(f"Cannot use the PostgreSQL ledger at {self.where!r}: "
+                       f"{' '.join(str(exc).split())}")
+
+    def _mismatch(self, why):
+        return LedgerMismatchError(
+            f"The database at {self.where!r} is not this budget's ledger: {why} (budget "
+            f"{self.name!r}, row {self.identity[0]}). It may be another server or database at "
+            "the same address, a restored copy, or the budget was deleted and made again; "
+            "charging it would fork the spend, so nothing was charged. Point every worker "
+            "at the one database, or open it on purpose with PrivacyBudget.open(url), which "
+            "continues the budget stored there as it is now."
+        )
+
+    def unavailable(self, exc):
+        """Why the ledger cannot be shown, in a few words."""
+        if isinstance(exc, LedgerMismatchError):
+            return "the database at its address holds another ledger"
+        if isinstance(exc, ImportError):
+            return "psycopg is not installed"
+        if isinstance(exc, LedgerConnectionError):
+            return "cannot reach the database"
+        return "cannot read the ledger"
+
+
+def _rollback(conn):
+    # The server rolls back by itself when the connection is gone.
+    if not conn.closed:
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:  # noqa: BLE001 (the error that led here is the one to report)
+            pass
