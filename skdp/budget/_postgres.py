@@ -97,7 +97,19 @@ _SCHEMA_PRESENT = (
     "SELECT count(*) FROM pg_trigger "
     "WHERE tgname = 'skdp_charges_drop_total' AND tgrelid = to_regclass('skdp_charges')"
 )
-_ROW = "SELECT uid, n_charges, last_id, curve, state FROM skdp_budgets WHERE id = %s"
+# A transaction is two round trips: these statements in one, its writes and
+# COMMIT in the other (several statements with their values as literals,
+# quoted by psycopg.sql). Each statement sees what was committed before it
+# (READ COMMITTED), so the largest id is read after the lock is held.
+_BEGIN_WRITE = (
+    "BEGIN; SELECT uid, n_charges, last_id, curve, state FROM skdp_budgets WHERE id = {id} "
+    "FOR UPDATE; SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = {id}"
+)
+_BEGIN_READ = (
+    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT uid, n_charges, last_id, curve, "
+    "state FROM skdp_budgets WHERE id = {id}; "
+    "SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = {id}"
+)
 _CHARGES = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
             "FROM skdp_charges WHERE budget_id = %s ORDER BY id")
 
@@ -185,21 +197,14 @@ atexit.register(_close_all)
 class _Transaction:
     """One open transaction on a budget of a PostgreSQL ledger (the interface of :mod:`._total`)."""
 
-    def __init__(self, conn, budget_id, row):
-        self.conn, self.budget_id, self.row = conn, budget_id, row
-        self.max_id = None
+    def __init__(self, conn, budget_id, row, max_id):
+        self.conn, self.budget_id, self.row, self.max_id = conn, budget_id, row, max_id
         self.inserted = None
-
-    def _max_id(self):
-        if self.max_id is None:
-            self.max_id = self.conn.execute(
-                "SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = %s",
-                (self.budget_id,)).fetchone()[0]
-        return self.max_id
+        self.writes = []  # sent with the COMMIT
 
     def read_total(self, orders):
         _, n_charges, last_id, curve_text, state_text = self.row
-        if last_id is not None and last_id == self._max_id():
+        if last_id is not None and last_id == self.max_id:
             total = total_from_texts(n_charges, curve_text, state_text)
             if total is not None:
                 return total
@@ -209,26 +214,25 @@ class _Transaction:
         return compose_texts(cur, orders)
 
     def insert_charge(self, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
-        new_id = self._max_id() + 1
+        new_id = self.max_id + 1
         now = time.time()
         curve_text, event_text = charge_texts(curve)
-        self.conn.execute(
+        self.writes.append(_statement(
             "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, host, "
-            "event, total_epsilon, composed_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (self.budget_id, new_id, now, label, float(epsilon), curve_text, os.getpid(),
-             socket.gethostname(), event_text,
-             None if total_epsilon is None else float(total_epsilon), composed_by),
-        )
+            "event, total_epsilon, composed_by) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
+            self.budget_id, new_id, now, label, float(epsilon), curve_text, os.getpid(),
+            socket.gethostname(), event_text,
+            None if total_epsilon is None else float(total_epsilon), composed_by,
+        ))
         self.inserted = (new_id, now, os.getpid())
         return new_id, now
 
     def write_total(self, total, *, last_id):
         curve_text, state_text = total_texts(total)
-        self.conn.execute(
-            "UPDATE skdp_budgets SET n_charges = %s, last_id = %s, curve = %s, state = %s "
-            "WHERE id = %s",
-            (total.n_charges, last_id, curve_text, state_text, self.budget_id),
-        )
+        self.writes.append(_statement(
+            "UPDATE skdp_budgets SET n_charges = {}, last_id = {}, curve = {}, state = {} "
+            "WHERE id = {}", total.n_charges, last_id, curve_text, state_text, self.budget_id,
+        ))
 
     def read_charges(self):
         return self.conn.execute(_CHARGES, (self.budget_id,)).fetchall()
@@ -346,12 +350,12 @@ class PostgresLedger:
         for attempt in range(2):
             conn = self._open()
             try:
-                if write:
-                    conn.execute("BEGIN")
-                    row = conn.execute(_ROW + " FOR UPDATE", (budget_id,)).fetchone()
-                else:
-                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    row = conn.execute(_ROW, (budget_id,)).fetchone()
+                cur = conn.execute(_statement_ids(_BEGIN_WRITE if write else _BEGIN_READ,
+                                                  budget_id))
+                cur.nextset()
+                row = cur.fetchone()
+                cur.nextset()
+                max_id = cur.fetchone()[0]
             except psycopg.errors.UndefinedTable:
                 _rollback(conn)
                 raise self._mismatch("it has no skdp ledger tables") from None
@@ -369,15 +373,15 @@ class PostgresLedger:
             if row is None or row[0] != self.identity[1]:
                 _rollback(conn)
                 raise self._mismatch("it has no budget with this budget's row id and random id")
-            return conn, row
+            return conn, row, max_id
         raise AssertionError("unreachable")
 
     @contextmanager
     def transaction(self, *, write):
         """One transaction on the budget: its row locked at once when ``write``, its identity checked."""
         psycopg = _psycopg()
-        conn, row = self._begin(write)
-        tx = _Transaction(conn, self.identity[0], row)
+        conn, row, max_id = self._begin(write)
+        tx = _Transaction(conn, self.identity[0], row, max_id)
         try:
             yield tx
         except psycopg.Error as exc:
@@ -392,8 +396,11 @@ class PostgresLedger:
             _rollback(conn)
             raise
         try:
-            conn.execute("COMMIT")
+            _commit(conn, tx.writes)
         except psycopg.Error as exc:
+            if not (conn.broken or conn.closed):  # refused by the server: nothing was committed
+                _rollback(conn)
+                raise self._unusable(exc) from exc
             _drop(conn)
             if tx.inserted is None:
                 raise self._lost(exc, "nothing was written") from exc
@@ -450,6 +457,25 @@ class PostgresLedger:
         if isinstance(exc, LedgerConnectionError):
             return "cannot reach the database"
         return "cannot read the ledger"
+
+
+def _statement(template, *values):
+    from psycopg import sql
+
+    return sql.SQL(template).format(*(sql.Literal(v) for v in values))
+
+
+def _statement_ids(template, budget_id):
+    from psycopg import sql
+
+    return sql.SQL(template).format(id=sql.Literal(int(budget_id)))
+
+
+def _commit(conn, writes):
+    """The transaction's writes and COMMIT, in one round trip."""
+    from psycopg import sql
+
+    conn.execute(sql.SQL("; ").join([*writes, sql.SQL("COMMIT")]))
 
 
 def _rollback(conn):

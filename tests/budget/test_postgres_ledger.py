@@ -262,24 +262,23 @@ def test_the_handle_reconnects_after_the_server_restarts(server, url):
     assert len(budget) == 2 and budget.spent() == (0.5, 0.0)
 
 
-def _kill_own_backend(tx):
-    _sql_conn = psycopg.connect(tx.conn.info.dsn, autocommit=True)
-    with _sql_conn:
-        _sql_conn.execute("SELECT pg_terminate_backend(%s)", (tx.conn.info.backend_pid,))
+def _kill(conn):
+    with psycopg.connect(conn.info.dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,))
 
 
 def test_a_connection_killed_inside_a_charge_records_nothing_and_says_so(server, url, monkeypatch):
     budget = PrivacyBudget(1.0, 0.0, ledger=url)
     budget.charge(pure_dp_rdp(0.25))
-    original = _postgres._Transaction.write_total
+    original = _postgres._commit
 
-    def killed_while_holding_the_lock(tx, total, *, last_id):
-        _kill_own_backend(tx)  # another connection ends this one: the charge is not committed
-        original(tx, total, last_id=last_id)
+    def killed_while_holding_the_lock(conn, writes):
+        _kill(conn)  # another connection ends this one before the writes and COMMIT arrive
+        original(conn, writes)
 
-    monkeypatch.setattr(_postgres._Transaction, "write_total", killed_while_holding_the_lock)
-    with pytest.raises(LedgerConnectionError, match="rolled back by the server.*nothing was "
-                                                    "recorded.*did not run"):
+    monkeypatch.setattr(_postgres, "_commit", killed_while_holding_the_lock)
+    with pytest.raises(LedgerConnectionError, match="was lost.*the charge is not in the ledger, "
+                                                    "so nothing was recorded.*did not run"):
         budget.charge(pure_dp_rdp(0.5))
     monkeypatch.undo()
     assert len(budget) == 1 and budget.spent() == (0.25, 0.0)
@@ -289,24 +288,43 @@ def test_a_connection_killed_inside_a_charge_records_nothing_and_says_so(server,
         budget.charge(pure_dp_rdp(0.01))
 
 
+def test_a_connection_killed_while_waiting_for_the_lock_is_replaced(server, url):
+    # Killed before it held the lock, the charge had written nothing: it starts
+    # again once on a new connection, and is recorded once.
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.25))
+    budget_id = _budget_row(server, url)[0]
+    waiting = "SELECT pid FROM pg_locks WHERE NOT granted"
+    with psycopg.connect(server.get_uri()) as holder:  # another charge in progress
+        holder.execute("SELECT 1 FROM skdp_budgets WHERE id = %s FOR UPDATE", (budget_id,))
+        with FORK.Pool(1) as pool:
+            pending = pool.apply_async(_charge_and_report, (pickle.dumps(budget),))
+            while not _sql(server, waiting):
+                pass  # the child waits for the row lock
+            _sql(server, "SELECT pg_terminate_backend(%s)", (_sql(server, waiting)[0][0],))
+            holder.rollback()
+            outcome = pending.get(timeout=60)
+    assert outcome == ("charged", 2)
+    assert len(budget) == 2 and budget.spent() == (0.75, 0.0)
+
+
+def _charge_and_report(pickled):
+    try:
+        return "charged", pickle.loads(pickled).charge(pure_dp_rdp(0.5)).id
+    except Exception as exc:  # noqa: BLE001
+        return type(exc).__name__, str(exc)
+
+
 def test_a_commit_without_an_answer_is_looked_up(url, monkeypatch):
     budget = PrivacyBudget(1.0, 0.0, ledger=url)
-    original = _postgres._Transaction.write_total
+    original = _postgres._commit
 
-    def answer_lost_after_commit(tx, total, *, last_id):
-        original(tx, total, last_id=last_id)
-        execute = tx.conn.execute
+    def answer_lost_after_commit(conn, writes):
+        original(conn, writes)  # committed on the server ...
+        _kill(conn)
+        conn.execute("SELECT 1")  # ... and the client only sees the connection die
 
-        def commit_then_lose_the_answer(query, *args):
-            if query != "COMMIT":
-                return execute(query, *args)
-            execute(query)  # committed on the server ...
-            _kill_own_backend(tx)
-            execute("SELECT 1")  # ... and the client only sees the connection die
-
-        tx.conn.execute = commit_then_lose_the_answer
-
-    monkeypatch.setattr(_postgres._Transaction, "write_total", answer_lost_after_commit)
+    monkeypatch.setattr(_postgres, "_commit", answer_lost_after_commit)
     charge = budget.charge(pure_dp_rdp(0.5))  # found on a new connection: it stands
     monkeypatch.undo()
     assert charge.id == 1 and len(budget) == 1 and budget.spent() == (0.5, 0.0)
