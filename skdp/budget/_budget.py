@@ -94,11 +94,13 @@ def _temporary_ledger():
 class PrivacyBudget:
     """One shared privacy budget, composed by the tightest accountant and capped at (ε, δ).
 
-    A ``PrivacyBudget`` is a *handle* to a ledger: an SQLite file that records
-    every charge. Copies, clones and pickles of a budget all refer to the same
-    ledger, so every estimator fitted inside ``Pipeline``, ``cross_val_score``
-    or ``GridSearchCV`` charges the one budget, also from joblib or dask worker
-    processes on the same machine.
+    A ``PrivacyBudget`` is a *handle* to a ledger that records every charge:
+    an SQLite file, or a budget in a PostgreSQL database. Copies, clones and
+    pickles of a budget all refer to the same ledger, so every estimator
+    fitted inside ``Pipeline``, ``cross_val_score`` or ``GridSearchCV``
+    charges the one budget, also from joblib or dask worker processes: on the
+    same machine with a file, on any machine that reaches the database with
+    PostgreSQL.
 
     Each :meth:`charge` is one transaction: it composes all recorded charges
     with the new one, converts the total to ε at the budget's δ with the
@@ -151,7 +153,13 @@ class PrivacyBudget:
         as long as this Python process. With a path the spend is durable: a
         budget opened again on the same file continues where it stopped. The
         file stores ε, δ and the orders, and opening it with other values
-        raises ``ValueError``; :meth:`open` reopens it with its own.
+        raises ``ValueError``; :meth:`open` reopens it with its own. A
+        ``postgresql://`` URL puts the ledger on a PostgreSQL server, for
+        workers on many machines, with the same contract; its ``budget``
+        parameter names the budget in the database (``default`` when absent),
+        so several live side by side. It needs psycopg 3
+        (``pip install 'skdp[postgres]'``); see the user guide's page on
+        clusters.
     orders : array-like of float, default=None
         The Rényi orders of the composition; ``None`` is
         :data:`skdp.accounting.DEFAULT_ORDERS`.
@@ -163,7 +171,7 @@ class PrivacyBudget:
     epsilon, delta : float
         The cap.
     path : str
-        The ledger file.
+        The ledger file, or the PostgreSQL URL with its password hidden.
     orders : ndarray
         The Rényi orders.
 
@@ -219,7 +227,7 @@ class PrivacyBudget:
 
     @classmethod
     def open(cls, ledger, *, accountant=None):
-        """Reopen an existing ledger file with the cap and orders stored in it.
+        """Reopen an existing ledger (a file or a PostgreSQL URL) with its stored cap and orders.
 
         ``accountant=None`` uses the one the ledger was created with
         (``"tightest"`` for ledgers that stored none); give one to account the
