@@ -129,6 +129,13 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     ``LogisticRegression``; it clips only to a public ``bounds_X`` or
     ``data_norm`` if one is given (no norm is estimated).
 
+    **Cost.** X is used as given (float64, or float32 read exactly as
+    float64), never copied: the row map is kept as one factor per row, and
+    each gradient step reads X once, by blocks of 4096 rows. A fit's memory
+    beyond X and y is O(n + d) for two classes (O(n·K + d·K) for K), and each
+    of its T steps is one pass over X (measured against scikit-learn in
+    docs/benchmarks.md, "DPLogisticRegression at scale").
+
     Parameters
     ----------
     epsilon : float > 0, default=1.0
