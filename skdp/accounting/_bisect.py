@@ -44,7 +44,8 @@ def largest_meeting(meets, start, *, rtol, factor=2.0, upper=None):
 
     ``meets`` is True below a boundary and False above it (a share of ε:
     more of it, more spent). ``upper`` (no bound if None) is returned when it
-    meets. ``meets`` must hold for some x > 0.
+    meets. ``meets`` must hold for some x > 0; it is asked nothing above the
+    bracket's upper end.
 
     Examples
     --------
@@ -55,16 +56,21 @@ def largest_meeting(meets, start, *, rtol, factor=2.0, upper=None):
     >>> largest_meeting(lambda t: t <= 5.0, 1.0, rtol=1e-9, upper=3.0)
     3.0
     """
-    if upper is not None and meets(upper):
-        return float(upper)
     lo = float(start) if upper is None else min(float(start), float(upper))
     while not meets(lo):
         lo /= factor
     hi = lo * factor
-    while (upper is None or hi < upper) and meets(hi):
+    # grow only while it meets: a value far above the boundary is never asked
+    # (it can be costly to answer: a tiny noise multiplier, a huge PLD grid)
+    while True:
+        if upper is not None and hi >= upper:
+            if meets(upper):
+                return float(upper)
+            hi = float(upper)
+            break
+        if not meets(hi):
+            break
         lo, hi = hi, hi * factor
-    if upper is not None:
-        hi = min(hi, float(upper))
     while hi / lo - 1.0 > rtol:
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if meets(mid) else (lo, mid)
