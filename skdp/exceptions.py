@@ -24,7 +24,10 @@ class LedgerMismatchError(OSError):
     when the budget was created: a copy of the file, a restored backup,
     another machine's file at the same path, or another database at the same
     address would fork the spend (charges recorded in the copy are missing
-    from the real ledger), so the handle refuses to charge or read it.
+    from the real ledger), so the handle refuses to charge or read it. A
+    handle also remembers the last charge it saw recorded, and refuses a
+    ledger without it (a backup restored into the same file or database, or
+    charges deleted by hand).
     """
 
 

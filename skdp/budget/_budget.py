@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..accounting import RDPCurve, check_orders
@@ -213,6 +214,7 @@ class PrivacyBudget:
         self._orders = check_orders(orders)
         self._accountant = check_accountant(accountant)
         self._store = _make_ledger(ledger)
+        self._seen = None  # (id, time) of the last charge this handle saw
         params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist(),
                   "accountant": self.accountant}
         stored = self._store.create(_encode(params))
@@ -286,7 +288,7 @@ class PrivacyBudget:
     def __reduce__(self):
         store = self._store
         state = (store.address, self.epsilon, self.delta, self.orders.tolist(), store.temporary,
-                 store.identity, self.accountant)
+                 store.identity, self.accountant, self._seen)
         return (_reattach, state)
 
     # skops.io restores an object from __getstate__ and __setstate__, not from
@@ -305,9 +307,19 @@ class PrivacyBudget:
         return hash(self._store.key)
 
     # -- the ledger -----------------------------------------------------------
+    @contextmanager
     def _connect(self, *, write):
-        """A transaction on the ledger; a clear error if it is gone or another one."""
-        return self._store.transaction(write=write)
+        """A transaction on the ledger; a clear error if it is gone or another one.
+
+        The handle remembers the last charge it saw (its id and time): a ledger
+        that no longer holds it has lost charges (a backup put in its place,
+        even copied into the same file; charges deleted by hand), and is
+        refused like another ledger.
+        """
+        with self._store.transaction(write=write, seen=self._seen) as tx:
+            yield tx
+        if tx.mark is not None:
+            self._seen = tuple(tx.mark)
 
     def _unavailable(self, exc):
         """What showing a budget says instead of failing when its ledger can't be read."""
@@ -675,14 +687,17 @@ def _make_ledger(ledger, *, temporary=False, identity=None):
     return _ledger.SQLiteLedger(ledger, temporary=temporary, identity=identity)
 
 
-_REATTACH_ARGS = ("path", "epsilon", "delta", "orders", "temporary", "identity", "accountant")
+_REATTACH_ARGS = ("path", "epsilon", "delta", "orders", "temporary", "identity", "accountant",
+                  "seen")
 
 
-def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant="tightest"):
+def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant="tightest",
+              seen=None):
     # In a worker process: attach to the same ledger, without creating it anew.
     budget = PrivacyBudget.__new__(PrivacyBudget)
     budget._accountant = accountant
     budget._epsilon, budget._delta = epsilon, delta
     budget._orders = check_orders(orders)
     budget._store = _make_ledger(path, temporary=temporary, identity=identity)
+    budget._seen = None if seen is None else tuple(seen)  # the last charge the sender saw
     return budget

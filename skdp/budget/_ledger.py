@@ -323,17 +323,30 @@ def file_identity(path):
     return (socket.gethostname(), st.st_dev, st.st_ino)
 
 
+def last_mark(conn):
+    """(id, time) of the last charge, or None: the ledger's high-water mark."""
+    return conn.execute("SELECT id, time FROM charges ORDER BY id DESC LIMIT 1").fetchone()
+
+
+def has_mark(conn, mark):
+    """Whether the charge of ``mark`` (id, time) is in the ledger as it was recorded."""
+    row = conn.execute("SELECT time FROM charges WHERE id = ?", (mark[0],)).fetchone()
+    return row is not None and row[0] == mark[1]
+
+
 class _Transaction:
     """One open transaction on an SQLite ledger (the interface of :mod:`._total`)."""
 
-    def __init__(self, conn):
+    def __init__(self, conn, mark):
         self.conn = conn
+        self.mark = mark
 
     def read_total(self, orders):
         return read_total(self.conn, orders)
 
     def insert_charge(self, **kwargs):
-        return insert_charge(self.conn, **kwargs)
+        self.mark = insert_charge(self.conn, **kwargs)
+        return self.mark
 
     def write_total(self, total, *, last_id):
         write_total(self.conn, total, last_id=last_id)
@@ -384,14 +397,21 @@ class SQLiteLedger:
         return read_params(self.path)
 
     @contextmanager
-    def transaction(self, *, write):
-        """A transaction on the ledger; a clear error if the file is gone or another one."""
+    def transaction(self, *, write, seen=None):
+        """A transaction on the ledger; a clear error if the file is gone or another one.
+
+        ``seen`` is the (id, time) of a charge the handle saw recorded: a file
+        without it (a backup copied over the ledger, even into the same inode)
+        is refused.
+        """
         self._check_file()
         with _connect(self.path, write=write) as conn:
             self._check_file()  # the lock is held: the file at the path is the one opened
             if write:
                 ensure_schema(conn)
-            yield _Transaction(conn)
+            if seen is not None and not has_mark(conn, seen):
+                raise self._mismatch(seen=seen)
+            yield _Transaction(conn, last_mark(conn))
         if write:
             self._check_file()  # moved away during the charge: the charge went with it
 
@@ -402,8 +422,11 @@ class SQLiteLedger:
         if self.identity is not None and found != self.identity:  # None: an older pickle
             raise self._mismatch(found)
 
-    def _mismatch(self, found):
-        if found[0] != self.identity[0]:
+    def _mismatch(self, found=None, seen=None):
+        if seen is not None:
+            where = (f"a ledger without charge #{seen[0]} as this handle saw it recorded (a "
+                     "backup copied over the ledger, or charges deleted by hand)")
+        elif found[0] != self.identity[0]:
             where = f"on host {found[0]!r}, not on {self.identity[0]!r} where the budget was made"
         else:
             where = "a different file (another device or inode)"

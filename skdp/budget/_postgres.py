@@ -101,14 +101,19 @@ _SCHEMA_PRESENT = (
 # COMMIT in the other (several statements with their values as literals,
 # quoted by psycopg.sql). Each statement sees what was committed before it
 # (READ COMMITTED), so the largest id is read after the lock is held.
+# The last two: the budget's last charge (its high-water mark), and the time of
+# the charge the handle saw last (see PostgresLedger.transaction).
 _BEGIN_WRITE = (
     "BEGIN; SELECT uid, n_charges, last_id, curve, state FROM skdp_budgets WHERE id = {id} "
-    "FOR UPDATE; SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = {id}"
+    "FOR UPDATE; "
 )
 _BEGIN_READ = (
     "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT uid, n_charges, last_id, curve, "
     "state FROM skdp_budgets WHERE id = {id}; "
-    "SELECT coalesce(max(id), 0) FROM skdp_charges WHERE budget_id = {id}"
+)
+_MARKS = (
+    "SELECT id, time FROM skdp_charges WHERE budget_id = {id} ORDER BY id DESC LIMIT 1; "
+    "SELECT time FROM skdp_charges WHERE budget_id = {id} AND id = {seen}"
 )
 _CHARGES = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
             "FROM skdp_charges WHERE budget_id = %s ORDER BY id")
@@ -197,8 +202,9 @@ atexit.register(_close_all)
 class _Transaction:
     """One open transaction on a budget of a PostgreSQL ledger (the interface of :mod:`._total`)."""
 
-    def __init__(self, conn, budget_id, row, max_id):
-        self.conn, self.budget_id, self.row, self.max_id = conn, budget_id, row, max_id
+    def __init__(self, conn, budget_id, row, mark):
+        self.conn, self.budget_id, self.row, self.mark = conn, budget_id, row, mark
+        self.max_id = 0 if mark is None else mark[0]
         self.inserted = None
         self.writes = []  # sent with the COMMIT
 
@@ -225,6 +231,7 @@ class _Transaction:
             None if total_epsilon is None else float(total_epsilon), composed_by,
         ))
         self.inserted = (new_id, now, os.getpid())
+        self.mark = (new_id, now)
         return new_id, now
 
     def write_total(self, total, *, last_id):
@@ -338,7 +345,7 @@ class PostgresLedger:
             ) from exc
 
     # -- transactions ---------------------------------------------------------
-    def _begin(self, write):
+    def _begin(self, write, seen):
         """(connection, the budget's row) with the transaction open; the row locked when ``write``.
 
         A connection that turns out broken at this point (the server restarted
@@ -350,12 +357,15 @@ class PostgresLedger:
         for attempt in range(2):
             conn = self._open()
             try:
-                cur = conn.execute(_statement_ids(_BEGIN_WRITE if write else _BEGIN_READ,
-                                                  budget_id))
+                template = (_BEGIN_WRITE if write else _BEGIN_READ) + _MARKS
+                cur = conn.execute(_statement_ids(template, budget_id,
+                                                  -1 if seen is None else seen[0]))
                 cur.nextset()
                 row = cur.fetchone()
                 cur.nextset()
-                max_id = cur.fetchone()[0]
+                mark = cur.fetchone()
+                cur.nextset()
+                seen_time = cur.fetchone()
             except psycopg.errors.UndefinedTable:
                 _rollback(conn)
                 raise self._mismatch("it has no skdp ledger tables") from None
@@ -373,15 +383,23 @@ class PostgresLedger:
             if row is None or row[0] != self.identity[1]:
                 _rollback(conn)
                 raise self._mismatch("it has no budget with this budget's row id and random id")
-            return conn, row, max_id
+            if seen is not None and (seen_time is None or seen_time[0] != seen[1]):
+                _rollback(conn)
+                raise self._mismatch(f"its budget has no charge #{seen[0]} as this handle saw "
+                                     "it recorded (a restored backup, or charges deleted by hand)")
+            return conn, row, mark
         raise AssertionError("unreachable")
 
     @contextmanager
-    def transaction(self, *, write):
-        """One transaction on the budget: its row locked at once when ``write``, its identity checked."""
+    def transaction(self, *, write, seen=None):
+        """One transaction on the budget: its row locked at once when ``write``, its identity checked.
+
+        ``seen`` is the (id, time) of a charge the handle saw recorded: a
+        budget without it (a restored backup of the database) is refused.
+        """
         psycopg = _psycopg()
-        conn, row, max_id = self._begin(write)
-        tx = _Transaction(conn, self.identity[0], row, max_id)
+        conn, row, mark = self._begin(write, seen)
+        tx = _Transaction(conn, self.identity[0], row, mark)
         try:
             yield tx
         except psycopg.Error as exc:
@@ -465,10 +483,10 @@ def _statement(template, *values):
     return sql.SQL(template).format(*(sql.Literal(v) for v in values))
 
 
-def _statement_ids(template, budget_id):
+def _statement_ids(template, budget_id, seen_id):
     from psycopg import sql
 
-    return sql.SQL(template).format(id=sql.Literal(int(budget_id)))
+    return sql.SQL(template).format(id=sql.Literal(int(budget_id)), seen=sql.Literal(int(seen_id)))
 
 
 def _commit(conn, writes):

@@ -43,3 +43,23 @@ def test_a_handle_unpickled_on_another_host_is_refused(tmp_path, monkeypatch):
         worker.charge(pure_dp_rdp(1.0))
     monkeypatch.undo()
     assert len(budget) == 1
+
+
+def test_a_backup_copied_into_the_same_file_is_refused_by_every_handle_that_saw_more(tmp_path):
+    # shutil.copy writes into the ledger's own inode: host, device and inode
+    # all match, but the charges the handles saw are missing.
+    path, backup = tmp_path / "ledger.sqlite", tmp_path / "backup.sqlite"
+    budget = PrivacyBudget(10.0, 0.0, ledger=path)
+    budget.charge(pure_dp_rdp(1.0), label="before the backup")
+    shutil.copy(path, backup)
+    budget.charge(pure_dp_rdp(1.0), label="after the backup")
+    shipped = pickle.dumps(budget)  # a worker's handle knows what its sender saw
+    reader = PrivacyBudget.open(path)
+    assert len(reader) == 2  # a read is enough to know the second charge
+    shutil.copy(backup, path)
+    for handle in (budget, pickle.loads(shipped), reader):
+        with pytest.raises(LedgerMismatchError, match="without charge #2 as this handle saw it"):
+            handle.charge(pure_dp_rdp(1.0))
+        assert "another ledger" in repr(handle)
+    reopened = PrivacyBudget.open(path)  # on purpose: continued as it is now
+    assert len(reopened) == 1 and reopened.charge(pure_dp_rdp(1.0)).id == 2

@@ -165,6 +165,22 @@ def test_a_budget_made_again_under_its_name_is_refused(server, url):
         budget.charge(pure_dp_rdp(0.1))
 
 
+def test_a_budget_that_lost_a_charge_the_handle_saw_is_refused(server, url):
+    # What a restored backup of the database looks like: the same row and
+    # random id, without the last charges.
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    budget.charge(pure_dp_rdp(0.25))
+    budget.charge(pure_dp_rdp(0.25))
+    shipped = pickle.dumps(budget)
+    budget_id = _budget_row(server, url)[0]
+    _sql(server, "DELETE FROM skdp_charges WHERE budget_id = %s AND id = 2", (budget_id,))
+    for handle in (budget, pickle.loads(shipped)):
+        with pytest.raises(LedgerMismatchError, match="no charge #2 as this handle saw it"):
+            handle.charge(pure_dp_rdp(0.25))
+    reopened = PrivacyBudget.open(url)  # on purpose: continued as it is now
+    assert len(reopened) == 1 and reopened.charge(pure_dp_rdp(0.25)).id == 2
+
+
 def test_an_unreachable_server_is_shown_and_refused_clearly(tmp_path):
     url = f"postgresql://postgres@/postgres?host={tmp_path}&budget=x"
     with pytest.raises(LedgerConnectionError, match="Cannot connect"):

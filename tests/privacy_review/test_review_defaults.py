@@ -918,8 +918,6 @@ def test_a_child_keeps_its_charges_when_the_parents_connection_closes(tmp_path):
     assert _in_thread(lambda: len(budget)) == 7  # every recorded charge is still there
 
 
-@pytest.mark.xfail(strict=True, reason="the ledger's identity is (host, device, inode): a "
-                   "backup copied over the file keeps its inode and is charged")
 def test_a_backup_copied_over_the_ledger_is_refused(tmp_path):
     path, backup = tmp_path / "ledger.sqlite", tmp_path / "backup.sqlite"
     budget = PrivacyBudget(10.0, 0.0, ledger=path)
