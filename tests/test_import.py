@@ -16,7 +16,9 @@ import skdp
 
 # scipy.optimize alone took most of ``import skdp`` (about 1.9 s of it); scikit-learn
 # (through privacy_cost), scipy.special and scipy.fft took most of the rest.
-HEAVY = ["scipy.optimize", "scipy.special", "scipy.fft", "scipy.stats", "sklearn", "pandas"]
+# psycopg: only a PostgreSQL ledger needs it (the optional `postgres` extra).
+HEAVY = ["scipy.optimize", "scipy.special", "scipy.fft", "scipy.stats", "sklearn", "pandas",
+         "psycopg"]
 
 
 def _modules_after(code):
