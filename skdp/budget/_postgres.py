@@ -25,7 +25,8 @@ every transaction: another database at the same address, or a budget deleted
 and made again under the same name, is refused with
 :class:`~skdp.LedgerMismatchError`.
 
-Connections: one per process, thread and URL, kept open between charges. The
+Connections: one per process, thread and URL, kept open between charges (and
+closed once their thread has ended, as each holds a server slot). The
 server keeps every lock and transaction per connection, so nothing of a
 charge lives in the client's memory that a fork could copy: a process forked
 while a connection is open never uses the parent's (the cache is keyed by
@@ -170,6 +171,8 @@ _connections = {}
 
 def _connection(conninfo):
     key = (os.getpid(), threading.get_ident(), conninfo)
+    if len(_connections) > 1:
+        _close_for_ended_threads()
     conn = _connections.get(key)
     if conn is None or conn.closed:
         psycopg = _psycopg()
@@ -178,6 +181,14 @@ def _connection(conninfo):
         conn.execute("SET lock_timeout = '600s'")
         _connections[key] = conn
     return conn
+
+
+def _close_for_ended_threads():
+    """Close this process's connections of threads that have ended (each holds a server slot)."""
+    alive = {t.ident for t in threading.enumerate()}
+    for (pid, ident, _), conn in list(_connections.items()):
+        if pid == os.getpid() and ident not in alive:
+            _drop(conn)
 
 
 def _drop(conn):

@@ -376,3 +376,26 @@ def test_grid_search_on_a_dask_cluster_charges_the_one_database(url):
     pids = [c.pid for c in budget.ledger]
     assert set(pids) - {os.getpid()} <= worker_pids and set(pids) & worker_pids
     assert pids.count(os.getpid()) == 1  # the refit, here
+
+
+def test_connections_of_ended_threads_are_closed(url):
+    import threading
+
+    budget = PrivacyBudget(1.0, 0.0, ledger=url)
+    conninfo = _postgres.split_url(url)[0]
+    together = threading.Barrier(3)
+
+    def charge_together():
+        budget.charge(pure_dp_rdp(0.1))
+        together.wait(timeout=60)  # three threads alive at once: three connections
+
+    threads = [threading.Thread(target=charge_together) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    later = threading.Thread(target=budget.charge, args=(pure_dp_rdp(0.1),))
+    later.start()  # its new connection closes those of the ended threads
+    later.join()
+    mine = [k for k in _postgres._connections if k[0] == os.getpid() and k[2] == conninfo]
+    assert len(budget) == 4 and len(mine) <= 2  # this thread's, and the last thread's
