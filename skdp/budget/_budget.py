@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..accounting import RDPCurve, check_orders
 from ..accounting._accountants import check_accountant, compose_spend, spend_of
 from ..accounting._conversions import _check_delta
-from ..exceptions import BudgetExceededError, LedgerMismatchError
+from ..exceptions import BudgetExceededError
 from . import _ledger, _postgres
 
 __all__ = ["PrivacyBudget", "Charge"]
@@ -295,6 +295,14 @@ class PrivacyBudget:
     # __reduce__: the same handle as an unpickled one, attached to the same
     # ledger without opening it.
     def __getstate__(self):
+        if self._store.address != self._store.where:
+            # a skops file is made to be shared: it must not carry a password
+            raise TypeError(
+                f"This budget's ledger URL ({self._store.where}) holds a password, which "
+                "skops.io would write into the model file. Save the model after "
+                "set_params(budget=None) (step__budget=None in a pipeline), or give the "
+                "password through PGPASSWORD or a .pgpass file instead of the URL."
+            )
         return dict(zip(_REATTACH_ARGS, self.__reduce__()[1]))
 
     def __setstate__(self, state):

@@ -36,7 +36,14 @@ from contextlib import closing, contextmanager
 
 from ..accounting._accountants import pld_leaves  # noqa: F401 (used through this module)
 from ..exceptions import LedgerMismatchError
-from ._total import Total, charge_texts, compose_texts, curve_from_texts, total_from_texts, total_texts
+from ._total import (  # noqa: F401 (Total: used through this module)
+    Total,
+    charge_texts,
+    compose_texts,
+    curve_from_texts,
+    total_from_texts,
+    total_texts,
+)
 
 SCHEMA_VERSION = 3
 

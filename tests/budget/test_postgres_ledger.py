@@ -91,7 +91,7 @@ def test_charges_compose_and_refuse_as_the_sqlite_ledger(url, tmp_path):
     info = pg.to_dict()
     assert info["path"] == pg.path and info["n_charges"] == 4
     assert info["charges"][-1]["total_epsilon"] == pg.spent()[0]
-    assert f"in 4 charges" in pg.report() and pg.path in pg.report()
+    assert "in 4 charges" in pg.report() and pg.path in pg.report()
     assert "charges=4" in repr(pg) and pg._repr_html_().count("<tr><td>") == 4
 
 
