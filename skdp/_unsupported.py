@@ -43,6 +43,19 @@ UNSUPPORTED = {
         "k-means) selects on the data without privacy; DPKMeans makes one private "
         "initialisation. A private selection among runs is what DPGridSearchCV does."
     ),
+    "bootstrap": (
+        "a bootstrap sample can hold a row several times, which multiplies its influence on "
+        "a tree beyond the one-row sensitivity the noise is calibrated to; every tree of "
+        "DPRandomForestClassifier uses each row once."
+    ),
+    "oob_score": (
+        "the out-of-bag score is computed on the training rows without noise, and would be "
+        "released with the model without privacy."
+    ),
+    "return_train_score": (
+        "scores on the training rows are computed without noise, and would be released "
+        "with the search without privacy; a run's score is a noisy count on held-out rows."
+    ),
     "cv": (
         "a private search trains each run once and scores it on held-out rows "
         "(validation_fraction); its privacy analysis (Papernot & Steinke 2022) covers such "

@@ -16,7 +16,8 @@ import pytest
 import skops.io as sio
 
 from skdp import PrivacyBudget
-from skdp.accounting import RDPCurve, gaussian_rdp, laplace_rdp
+from skdp.accounting import DEFAULT_ORDERS, RDPCurve, gaussian_rdp, laplace_rdp
+from skdp.budget._budget import _reattach
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
 from skdp.ensemble import (
@@ -198,3 +199,18 @@ def test_curve_state_is_plain_data_and_the_curve_stays_immutable():
     with pytest.raises(AttributeError, match="immutable"):
         curve.__setstate__(gaussian_rdp(1.0).to_dict())
     assert curve == gaussian_rdp(3.0) * 4 + laplace_rdp(1.0)
+
+
+def test_skops_refuses_a_budget_whose_ledger_url_holds_a_password():
+    # a skops file is made to be shared; the handle is built without reaching the server
+    url = "postgresql://analyst:s3cret@127.0.0.1/study?budget=adult"
+    budget = _reattach(url, 1.0, 1e-5, list(DEFAULT_ORDERS), False, identity=(1, "id"))
+    with pytest.raises(TypeError, match=r"holds a password.*set_params\(budget=None\)") as info:
+        sio.dumps(_nb(budget=budget))
+    assert "s3cret" not in str(info.value)
+    # without a password in the URL the handle is saved as any other
+    budget = _reattach(url.replace(":s3cret", ""), 1.0, 1e-5, list(DEFAULT_ORDERS), False,
+                       identity=(1, "id"))
+    loaded = sio.loads(sio.dumps(_nb(budget=budget)), trusted=[
+        "skdp.budget._budget.PrivacyBudget", "skdp.naive_bayes._gaussian.DPGaussianNB"])
+    assert loaded.budget == budget
