@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
 from ..accounting import epsilon_of as accounting_epsilon_of
-from ..accounting._bisect import largest_meeting
+from ..accounting._bisect import largest_within
 from ..accounting import (
     DEFAULT_ORDERS,
     RDPCurve,
@@ -563,16 +563,21 @@ _RUNS_FACTOR_MIN = 0.1
 
 
 def _largest_factor(cost, target):
-    """The largest t (to 0.01%, bisection in log t) with ``cost(t) <= target``; cost grows with t."""
-    def meets(t):  # the search walks down from 1 while it does not
+    """The largest t (to 0.01%) with ``cost(t) <= target``; cost grows with t.
+
+    Each cost calibrates every candidate's noise, so the boundary is found by
+    regula falsi in log t (:func:`~skdp.accounting._bisect.largest_within`),
+    walking down from t = 1 while it is out of reach.
+    """
+    def floored(t):
         if t < _SMALLEST_FACTOR:
             raise ValueError(
                 "epsilon is too small for this search: its noisy scores and the selection "
                 "alone cost about that much. Give a larger epsilon, a smaller "
                 "score_epsilon or a smaller n_runs_mean.")
-        return cost(t) <= target
+        return cost(t)
 
-    return largest_meeting(meets, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
+    return largest_within(floored, target, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
 
 
 def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,
