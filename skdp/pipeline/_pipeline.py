@@ -4,6 +4,7 @@ import inspect
 from collections import Counter
 
 import numpy as np
+from scipy.sparse import csr_matrix, issparse
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
@@ -65,7 +66,11 @@ class DPPipeline(Pipeline):
        is refused before anything is spent);
     2. the curves of all the private steps that share the budget are found
        from their parameters and the data's shape (as
-       :func:`skdp.privacy_cost` finds them);
+       :func:`skdp.privacy_cost` finds them); the public steps before the
+       first private one must give it as many columns on the real rows as on
+       placeholder rows of the same schema (a step that reads its width from
+       the values, such as ``OneHotEncoder(categories="auto")``, is refused
+       here, before anything is spent);
     3. their composition is charged in **one** transaction, or refused with
        :class:`~skdp.BudgetExceededError` before any step is fitted;
     4. the steps are fitted, each drawing on that reservation.
@@ -176,8 +181,47 @@ class DPPipeline(Pipeline):
         n = _n_samples(X)
         y_like = None if y is None else _placeholder_target(model, y, n)
         with _quiet():
-            _probe(model, _placeholder_X(X, n), y_like, recorder)
+            X_like, rest = self._private_input(model, X, y, y_like, n)
+            _probe(rest, X_like, y_like, recorder)
         return recorder.total() if recorder.curves else RDPCurve.zero()
+
+    def _private_input(self, model, X, y, y_like, n):
+        """The placeholders the first private step gets, and the pipeline from that step on.
+
+        The steps before the first private one learn nothing private (they are
+        the user's public preprocessing), and they already ran on the real rows
+        in (1). Here they run on the real rows and on placeholders: the private
+        steps' curves follow the width of what they get, so a width that
+        differs (a step that reads it from the values, such as
+        ``OneHotEncoder(categories="auto")``) would change the curve after the
+        charge, and is refused before it. A sparse or dense output that differs
+        (a ``ColumnTransformer`` stacks by density) only changes the format:
+        the placeholders take the real rows' format.
+        """
+        first = next((i for i, (_, step) in enumerate(model.steps)
+                      if hasattr(step, "get_params") and _nested_params(step, "budget")),
+                     len(model.steps))
+        if first in (0, len(model.steps)):
+            return _placeholder_X(X, n), model
+        prefix, rest = Pipeline(model.steps[:first]), Pipeline(model.steps[first:])
+        real = clone(prefix).fit_transform(X, y)
+        like = prefix.fit_transform(_placeholder_X(X, n), y_like)
+        width_real, width_like = _width(real), _width(like)
+        if width_real != width_like:
+            name = model.steps[first][0]
+            raise ValueError(
+                f"The steps before {name!r} give it {width_real} columns on these rows but "
+                f"{width_like} on placeholder rows of the same schema: their output width "
+                "depends on the values (for example OneHotEncoder(categories='auto') reads "
+                "the categories), so the private steps' cost could not be known before the "
+                "fit. Give those steps their public schema (OneHotEncoder(categories=[...])); "
+                "nothing was charged."
+            )
+        if issparse(real) and not issparse(like):
+            like = csr_matrix(like)
+        elif issparse(like) and not issparse(real):
+            like = like.toarray()
+        return like, rest
 
     def _as_pipeline(self):
         """An unfitted scikit-learn Pipeline of clones of the steps (it charges step by step)."""
@@ -188,6 +232,11 @@ class DPPipeline(Pipeline):
                  if step is not None and not isinstance(step, str)]
         text = f"DPPipeline({', '.join(names)})"
         return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _width(X):
+    shape = getattr(X, "shape", None)
+    return shape[1] if shape is not None and len(shape) > 1 else None
 
 
 def _check_step_fit_params(pipeline, params):

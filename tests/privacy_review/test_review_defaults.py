@@ -67,7 +67,7 @@ Found and fixed (each test failed before its fix):
    the child's later charges are lost, so the ledger undercounts. Fixed by
    going back to one connection per transaction, closed after it.
 
-Found and left (strict xfails below):
+Found and fixed later (the tests below pass):
 
 6. DPPipeline reserves the curve found on placeholders, but fits on the real
    rows: a step before a private step whose output width depends on the
@@ -75,13 +75,18 @@ Found and left (strict xfails below):
    categories) changes the private step's curve (its Laplace/Gaussian choice
    follows the number of sums), and the fit fails after the charge, on some
    datasets and not on their neighbours. A ColumnTransformer whose sparse
-   stacking follows the rows makes a valid pipeline be refused.
+   stacking follows the rows makes a valid pipeline be refused. Fixed: the
+   steps before the first private one run on the real rows and on the
+   placeholders before the charge; a width that differs is refused, a
+   format that differs is given to the placeholders.
 7. Ledger identity is (host, device, inode): restoring a backup by copying it
    over the ledger (``cp backup ledger``, the same inode) or after deleting it
    (ext4 reuses the inode) is not detected; the handle charges the restored
    file and the charges made after the backup are forgotten. The identity is
    also checked before, not inside, the write transaction: a file replaced
-   in between takes the charge.
+   in between takes the charge. Fixed: the identity is checked again under
+   the write lock, and a handle refuses a ledger that no longer holds the
+   last charge it saw.
 """
 
 import gc
@@ -709,9 +714,6 @@ def test_public_categories_of_an_object_column_are_accepted():
     assert len(budget) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="DPPipeline reserves the curve of placeholders; a step "
-                   "whose output width follows the values changes the next step's curve, and "
-                   "the fit fails after its charge")
 def test_dp_pipeline_never_fails_after_its_charge_on_data_dependent_widths():
     rng = np.random.default_rng(14)
     y = rng.integers(0, 2, 500)
@@ -722,18 +724,14 @@ def test_dp_pipeline_never_fails_after_its_charge_on_data_dependent_widths():
                              DPStandardScaler(bounds=(0, 1), epsilon=1.0, budget=budget),
                              DPGaussianNB(bounds=(-5, 5), classes=[0, 1], budget=budget))
         spent = len(budget)
-        try:
+        # The encoder reads its width from the values: refused before the charge, as it
+        # would change the private steps' curves after it.
+        with pytest.raises(ValueError, match="output width depends on the values"):
             pipe.fit(X, y)
-        except Exception:
-            # Refused: then it must be before the charge.
-            assert len(budget) == spent
-        else:
-            assert len(budget) == spent + 1
-        assert pipe[1].budget is budget  # the real budget is given back either way
+        assert len(budget) == spent
+        assert pipe[1].budget is budget
 
 
-@pytest.mark.xfail(strict=True, reason="the placeholders stack sparse where the real rows stack "
-                   "dense, and the next step refuses sparse input")
 def test_dp_pipeline_accepts_a_column_transformer_stacking_dense_on_the_real_rows():
     frame, y = _frame_with_categories()
     budget = PrivacyBudget(100.0, 1e-5)
