@@ -210,8 +210,8 @@ class DPPipeline(Pipeline):
         if width_real != width_like:
             name = model.steps[first][0]
             raise ValueError(
-                f"The steps before {name!r} give it {width_real} columns on these rows but "
-                f"{width_like} on placeholder rows of the same schema: their output width "
+                f"The steps before {name!r} give it another number of columns on these rows "
+                f"than on placeholder rows of the same schema ({width_like}): their output width "
                 "depends on the values (for example OneHotEncoder(categories='auto') reads "
                 "the categories), so the private steps' cost could not be known before the "
                 "fit. Give those steps their public schema (OneHotEncoder(categories=[...])); "
