@@ -311,7 +311,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> from skdp.cli import main
     >>> main(["account", "--noise-multiplier", "4", "--sampling-rate", "0.01",
     ...       "--steps", "10000", "--delta", "1e-5"])
-    epsilon = 1.0355 at delta = 1e-05 (optimal Renyi order 17)
+    epsilon = 0.9471 at delta = 1e-05 (privacy loss distribution accountant)
+    noise multiplier 4, sampling rate 0.01 (poisson), 10000 steps
+    0
+    >>> main(["account", "--noise-multiplier", "4", "--sampling-rate", "0.01",
+    ...       "--steps", "10000", "--delta", "1e-5", "--accountant", "rdp"])
+    epsilon = 1.0355 at delta = 1e-05 (Renyi DP accountant, optimal order 17)
     noise multiplier 4, sampling rate 0.01 (poisson), 10000 steps
     0
     """
