@@ -1,4 +1,4 @@
-"""DPPCA: principal component analysis by the Analyze Gauss mechanism."""
+"""DPPCA: principal component analysis by the Analyze Gauss mechanism (Laplace at δ = 0)."""
 
 import functools
 import math
@@ -11,7 +11,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
-from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
+from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
 from ..preprocessing._validation import check_bool, finite_output
 from ..stats._core import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
@@ -26,6 +26,9 @@ __all__ = ["DPPCA"]
 COUNT_SHARE = 0.05
 SUM_SHARE = 0.15
 MOMENT_SHARE = 0.80
+# With delta=0: shares of the one L1 unit (count, sums, second moments), Laplace scale of a
+# part Δ₁/(share·ε). Measured with bench_decomposition.py --pca-delta 0 (docs/benchmarks.md).
+LAPLACE_SHARES = (0.02, 0.08, 0.90)
 
 
 @functools.lru_cache(maxsize=64)
@@ -67,6 +70,37 @@ def clip_rows(X, bounds, data_norm):
     return Y, np.zeros(X.shape[1]), data_norm
 
 
+def l1_norm_bound(bounds, data_norm, C):
+    """A bound S on ‖y‖₁ of a clipped, centred row y (see :func:`clip_rows`).
+
+    Without ``data_norm``: |y_i| ≤ half the box's width i, so S = Σ half-widths.
+    With it: |y_i| ≤ max(|lower_i|, |upper_i|) (the box, then a shrink) and
+    ‖y‖₁ ≤ √d·‖y‖₂ ≤ √d·C (Cauchy–Schwarz); S is the smaller.
+    """
+    lower, upper = bounds
+    if data_norm is None:
+        return float(np.sum((upper - lower) / 2.0))
+    box = float(np.sum(np.maximum(np.abs(lower), np.abs(upper))))
+    return min(box, math.sqrt(lower.size) * C)
+
+
+def noise_scales(delta, noise, C, S):
+    """Noise scales of the count, each sum and each second moment (one vector, one mechanism).
+
+    δ > 0: Gaussian std z·Δ₂/√share, Δ₂ = 1, C, C² (``noise`` = z). δ = 0:
+    Laplace scale Δ₁/(share·ε), ``noise`` = 1/ε, where one row moves the count
+    by 1, the sums by ‖y‖₁ ≤ S and the upper triangle of yyᵀ by
+    Σ_{i≤j} |y_i y_j| = (‖y‖₁² + ‖y‖₂²)/2 ≤ (S² + C²)/2 in L1 norm; the shares
+    sum to 1, so the normalised vector has L1 sensitivity 1 and is ε-DP
+    (Dwork, McSherry, Nissim & Smith 2006, Prop. 1).
+    """
+    if delta > 0:
+        return (noise / math.sqrt(COUNT_SHARE), noise * C / math.sqrt(SUM_SHARE),
+                noise * C * C / math.sqrt(MOMENT_SHARE))
+    w_count, w_sum, w_moment = LAPLACE_SHARES
+    return noise / w_count, noise * S / w_sum, noise * (S * S + C * C) / 2.0 / w_moment
+
+
 class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis with differential privacy (Analyze Gauss).
 
@@ -83,7 +117,17 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     (Mironov 2017, Prop. 7). The covariance (M − s sᵀ/ñ)/(ñ − 1) and the
     mean c + s/ñ are post-processing; the components are the eigenvectors of
     that noisy covariance, with scikit-learn's signs (largest entry of each
-    component positive). ``delta`` must be > 0.
+    component positive).
+
+    **δ = 0** (pure ε-DP): the same vector gets Laplace noise instead, each
+    part scaled by its L1 sensitivity (1, a bound S on ``‖y‖₁`` and
+    (S² + C²)/2) and weighted by its share (0.02, 0.08 and 0.90), so the
+    vector has L1 sensitivity 1 (Laplace mechanism: Dwork, McSherry, Nissim
+    & Smith 2006). S grows like the number of features d (the noise of a
+    second moment like d·C²/ε, against z·C² for Analyze Gauss): on the
+    benchmark tables of 20-26 columns it captures within a few percent of
+    Analyze Gauss's variance at ε = 1, and much less on Adult's 105 columns or
+    at ε = 0.1 (see the benchmarks page).
 
     **Bounds.** Public ``bounds`` cost nothing. Without them
     (``bounds=None``) half of ``epsilon`` releases private bounds
@@ -114,7 +158,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Public bound of the L2 norm of a row (see above); ``None``: the box's
         half-diagonal about its midpoint.
     epsilon : float > 0, default=1.0
-    delta : float in (0, 1), default=1e-5
+    delta : float in [0, 1), default=1e-5
+        0 gives pure ε-DP with Laplace noise (see above).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -210,12 +255,19 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         delta = check_delta(self.delta)
         check_bool(self.whiten, "whiten")
         rng = check_generator(self.random_state)
-        if epsilon != math.inf and delta == 0:
-            raise ValueError("DPPCA adds Gaussian noise (Analyze Gauss) and needs delta > 0.")
-        # The curve from public parameters alone, then one charge.
+        # The curve from public parameters alone, then one charge. δ = 0: one Laplace
+        # mechanism of L1 sensitivity 1 and scale 1/ε (Mironov 2017, Prop. 6).
         estimate = bounds is None and epsilon != math.inf
         if epsilon == math.inf:
             curve = RDPCurve.non_private()
+        elif delta == 0:
+            eps_stat = epsilon
+            if estimate:
+                eps_bounds, eps_stat, curve = split_curve(
+                    epsilon, delta, n_features, lambda e: laplace_rdp(1.0 / e))
+            else:
+                curve = laplace_rdp(1.0 / epsilon)
+            z = 1.0 / eps_stat
         elif estimate:
             eps_bounds, eps_stat, curve = split_curve(
                 epsilon, delta, n_features, lambda e: gaussian_rdp(_noise_multiplier(e, delta)))
@@ -232,13 +284,16 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.bounds_ = bounds
         Y, c, self.data_norm_ = clip_rows(X, bounds, data_norm)
         C = max(self.data_norm_, np.finfo(float).tiny)
-        # Analyze Gauss (DTTZ14, Alg. 1): one Gaussian vector over the normalised parts.
+        # Analyze Gauss (DTTZ14, Alg. 1): one Gaussian vector over the normalised parts;
+        # Laplace at δ = 0 (noise_scales).
+        draw = rng.normal if delta > 0 else rng.laplace
+        s_count, s_sum, s_moment = noise_scales(delta, z, C, l1_norm_bound(bounds, data_norm, C))
         iu = np.triu_indices(n_features)
         noise_m = np.zeros((n_features, n_features))
-        noise_m[iu] = rng.normal(0.0, z * C * C / math.sqrt(MOMENT_SHARE), size=iu[0].size)
+        noise_m[iu] = draw(0.0, s_moment, size=iu[0].size)
         noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
-        count = X.shape[0] + rng.normal(0.0, z / math.sqrt(COUNT_SHARE))
-        sums = Y.sum(axis=0) + rng.normal(0.0, z * C / math.sqrt(SUM_SHARE), size=n_features)
+        count = X.shape[0] + draw(0.0, s_count)
+        sums = Y.sum(axis=0) + draw(0.0, s_sum, size=n_features)
         moments = Y.T @ Y + noise_m
         n = max(count, 2.0)
         cov = (moments - np.outer(sums, sums) / n) / (n - 1.0)

@@ -6,8 +6,9 @@ from sklearn.decomposition import PCA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import PrivacyBudget
-from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp
+from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
 from skdp.decomposition import DPPCA
+from skdp.decomposition._pca import LAPLACE_SHARES, clip_rows, l1_norm_bound, noise_scales
 from skdp.stats._core import _noise_multiplier
 from skdp.stats._range import split_curve
 from skdp.utils._testing import (
@@ -71,7 +72,7 @@ def test_bad_input_costs_nothing():
     inf_X[0, 0] = np.inf
     assert_bad_input_costs_nothing(
         DPPCA(bounds=B), X,
-        bad_params=[{"epsilon": 0}, {"epsilon": -1.0}, {"epsilon": np.nan}, {"delta": 0.0},
+        bad_params=[{"epsilon": 0}, {"epsilon": -1.0}, {"epsilon": np.nan}, {"delta": -0.1},
                     {"delta": 1.0}, {"n_components": 0}, {"n_components": 4},
                     {"n_components": 1.5}, {"n_components": "mle"}, {"data_norm": -1.0},
                     {"data_norm": np.inf}, {"bounds": ([0, 0], [1, 1])}, {"bounds": (1, 0)},
@@ -133,3 +134,76 @@ def test_budget_is_charged_once_per_fit():
     budget = PrivacyBudget(10.0, 1e-5)
     DPPCA(bounds=B, epsilon=1.0, budget=budget, random_state=0).fit(_data(500))
     assert len(budget) == 1
+
+
+# delta=0: pure epsilon-DP, Laplace noise on the same vector
+
+
+def test_delta_zero_charges_one_laplace_mechanism():
+    expected = laplace_rdp(1 / 0.7)  # L1 sensitivity 1, scale 1/epsilon
+    a = assert_charges_once(DPPCA(n_components=2, bounds=B, epsilon=0.7, delta=0), _data(3000),
+                            expected_curve=expected)
+    assert (a.epsilon_spent_, a.delta_spent_) == (pytest.approx(0.7, rel=1e-12), 0.0)
+    *_, split = split_curve(0.7, 0.0, 3, lambda e: laplace_rdp(1 / e))
+    b = assert_charges_once(DPPCA(epsilon=0.7, delta=0), _data(3000, 2), expected_curve=split)
+    assert b.epsilon_spent_ <= 0.7 * (1 + 1e-12) and b.delta_spent_ == 0.0
+
+
+@pytest.mark.parametrize("data_norm", [None, 1.0, 2.5, 100.0])
+def test_delta_zero_l1_sensitivity_holds_on_neighbours(data_norm):
+    # Adding one row y moves the count by 1, the sums by y and the upper triangle by that of
+    # yy^T; Laplace noise of scales b_p is eps-DP iff sum |change_p| / b_p <= eps.
+    lower, upper = np.array([-1.0, 0.0, -3.0]), np.array([2.0, 1.0, 3.0])
+    corners = np.array(np.meshgrid(*zip(lower, upper))).reshape(3, -1).T
+    rows = np.vstack([corners, np.random.default_rng(0).uniform(-5, 5, size=(200, 3))])
+    Y, _, C = clip_rows(rows, (lower, upper), data_norm)
+    scales = noise_scales(0.0, 1 / 0.7, C, l1_norm_bound((lower, upper), data_norm, C))
+    iu = np.triu_indices(3)
+    moved = (1 / scales[0] + np.abs(Y).sum(axis=1) / scales[1]
+             + np.abs(np.einsum("ni,nj->nij", Y, Y)[:, iu[0], iu[1]]).sum(axis=1) / scales[2])
+    assert moved.max() <= 0.7 * (1 + 1e-12)
+    if data_norm is None:  # a corner of the box reaches the bound
+        assert moved.max() == pytest.approx(0.7, rel=1e-12)
+
+
+def test_delta_zero_draws_laplace_of_those_scales():
+    calls = []
+
+    class Spy(np.random.Generator):
+        def laplace(self, loc=0.0, scale=1.0, size=None):
+            calls.append((scale, size))
+            return super().laplace(loc, scale, size)
+
+        def normal(self, *args, **kwargs):
+            raise AssertionError("delta=0 draws no Gaussian noise")
+
+    DPPCA(bounds=(-1, 2), epsilon=0.5, delta=0, random_state=Spy(np.random.PCG64(0))) \
+        .fit(_data(100))
+    S, C2 = 4.5, 3 * 1.5 ** 2  # the box's half-widths: sum and sum of squares
+    w_count, w_sum, w_moment = LAPLACE_SHARES
+    assert sorted(calls, key=str) == sorted([
+        (pytest.approx((S * S + C2) / 2 / (w_moment * 0.5)), 6),
+        (pytest.approx(1 / (w_count * 0.5)), None),
+        (pytest.approx(S / (w_sum * 0.5)), 3)], key=str)
+    assert sum(LAPLACE_SHARES) == pytest.approx(1.0, abs=1e-15)
+
+
+def test_delta_zero_epsilon_inf_matches_sklearn():
+    X = _data(500)
+    ours = DPPCA(n_components=2, delta=0, epsilon=math.inf).fit(X)
+    ref = PCA(n_components=2, svd_solver="full").fit(X)
+    np.testing.assert_allclose(ours.components_, ref.components_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours.explained_variance_, ref.explained_variance_, rtol=1e-12)
+
+
+def test_delta_zero_fit_is_accurate():
+    X = _data()
+    pca = DPPCA(n_components=2, bounds=B, epsilon=1.0, delta=0, random_state=0).fit(X)
+    # Laplace scale of a second moment (S² + C²)/(2·0.9) = (30² + 300)/1.8 ≈ 667, sd
+    # √2·667 ≈ 943, so ≈ 0.047 per covariance entry (n = 20000): as Analyze Gauss's 0.063
+    # in test_dp_fit_is_accurate, whose tolerances apply.
+    assert abs(pca.explained_variance_[0] - 9.0) < 0.6
+    assert abs(pca.explained_variance_[1] - 1.0) < 0.6
+    assert abs(pca.components_[0, 0]) > 0.99
+    assert abs(pca.components_[1, 1]) > 0.95
+    np.testing.assert_allclose(pca.mean_, 0.0, atol=0.1)
