@@ -10,6 +10,7 @@ Every ``fit`` in skdp follows the same four steps (see DESIGN.md):
 
 import functools
 import inspect
+import numbers
 import warnings
 
 import numpy as np
@@ -19,7 +20,7 @@ from .accounting import RDPCurve
 from .accounting._accountants import spend_of
 from ._unsupported import PARTIAL_FIT, refuse_unsupported
 from .exceptions import BudgetExceededError, BudgetExhaustedWarning
-from .utils import check_budget
+from .utils import check_budget, check_generator
 
 __all__ = ["DPEstimatorMixin"]
 
@@ -80,6 +81,26 @@ class DPEstimatorMixin:
         if isinstance(state.get("random_state"), (np.random.Generator, np.random.RandomState)):
             state = {**state, "random_state": None}
         return state
+
+    def _check_generator(self):
+        """The fit's random generator, from ``random_state`` and ``secure``.
+
+        ``secure=True`` (where the estimator has that parameter) gives a
+        :class:`~skdp.utils._secure.SecureGenerator` over the OS CSPRNG and
+        refuses a non-None ``random_state``; call this before the charge, so a
+        refusal costs nothing (see :ref:`secure_randomness`).
+        """
+        secure = getattr(self, "secure", False)
+        if not isinstance(secure, (bool, np.bool_)):
+            raise ValueError(f"secure must be a bool; got {secure!r}.")
+        return check_generator(getattr(self, "random_state", None), secure=bool(secure))
+
+    def _check_verbose(self):
+        """``verbose`` as an int >= 0 (a bool counts as 0 or 1), checked before the charge."""
+        verbose = getattr(self, "verbose", 0)
+        if not isinstance(verbose, (numbers.Integral, np.bool_)) or verbose < 0:
+            raise ValueError(f"verbose must be an int >= 0; got {verbose!r}.")
+        return int(verbose)
 
     def _accounting_delta(self):
         """The δ at which this estimator reports its spend."""

@@ -29,6 +29,7 @@ sensitivity of the sum of clipped gradients is then ``clip_norm``.
 
 import contextlib
 import math
+import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -271,6 +272,7 @@ def run_dpsgd(
     learning_rate=1e-3,
     schedule="constant",
     momentum=0.9,
+    verbose=0,
 ):
     """Train ``network`` in place by DP-SGD; return it.
 
@@ -281,6 +283,10 @@ def run_dpsgd(
     without clipping. ``alpha`` adds ``alpha * w`` (L2 on the weights, not the
     biases) to the noisy gradient: a function of the released gradient and
     the current parameters, so post-processing.
+
+    ``verbose > 0`` prints one line per epoch: its number, the steps done, the
+    public step size and the elapsed time; never a loss or a gradient norm,
+    which would be computed on the private rows without noise.
     """
     n_samples = X.shape[0]
     private = noise_multiplier > 0
@@ -292,6 +298,7 @@ def run_dpsgd(
     small = expected_batch * network.n_params <= _SINGLE_THREAD_WORK
     blas = threadpool_limits(limits=1, user_api="blas") if small else contextlib.nullcontext()
     batches = poisson_batches(rng, n_samples, sampling_rate, n_steps)
+    start = time.perf_counter()
     with blas:
         for step, idx in enumerate(batches):
             clipped_gradient_sum(
@@ -306,4 +313,8 @@ def run_dpsgd(
                 schedule, learning_rate, step, n_steps, steps_per_epoch=steps_per_epoch
             )
             opt.step(network.params, grad, lr)
+            if verbose and ((step + 1) % steps_per_epoch == 0 or step + 1 == n_steps):
+                print(f"-- Epoch {-(-(step + 1) // steps_per_epoch)}: step {step + 1}/{n_steps}, "
+                      f"learning rate {lr:.3g}, {time.perf_counter() - start:.2f} s",
+                      flush=True)
     return network

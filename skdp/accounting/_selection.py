@@ -384,7 +384,9 @@ def private_selection_rdp(base, distribution):
 
 
 def _generator(random_state):
-    if not isinstance(random_state, np.random.Generator):
+    from ..utils._secure import SecureGenerator  # the OS CSPRNG of secure=True
+
+    if not isinstance(random_state, (np.random.Generator, SecureGenerator)):
         raise TypeError("random_state must be a numpy Generator (see skdp.utils.check_generator).")
     return random_state
 

@@ -18,7 +18,7 @@ from ..decomposition._pca import gaussian_multiplier
 from ..preprocessing._validation import finite_output
 from ..stats._core import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 
 __all__ = ["DPKMeans"]
 
@@ -94,6 +94,10 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     delta : float in (0, 1), default=1e-5
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
 
     Attributes
     ----------
@@ -131,6 +135,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         delta=DEFAULT_DELTA,
         budget=None,
         random_state=None,
+        secure=False,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -140,6 +145,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
 
     def _check_init(self, n_clusters, n_features):
         init = self.init
@@ -177,7 +183,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         if epsilon != math.inf and delta == 0:
             raise ValueError("DPKMeans adds Gaussian noise and needs delta > 0.")
         steps = self._n_releases(init, max_iter)

@@ -15,7 +15,7 @@ from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp, lap
 from ..preprocessing._validation import check_bool, finite_output
 from ..stats._core import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 
 __all__ = ["DPPCA"]
 
@@ -162,6 +162,10 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         0 gives pure ε-DP with Laplace noise (see above).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
 
     Attributes
     ----------
@@ -209,6 +213,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         delta=DEFAULT_DELTA,
         budget=None,
         random_state=None,
+        secure=False,
     ):
         self.n_components = n_components
         self.whiten = whiten
@@ -218,6 +223,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.delta = delta
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
 
     def _check_n_components(self, n_features):
         n = self.n_components
@@ -254,7 +260,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         check_bool(self.whiten, "whiten")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         # The curve from public parameters alone, then one charge. δ = 0: one Laplace
         # mechanism of L1 sensitivity 1 and scale 1/ε (Mironov 2017, Prop. 6).
         estimate = bounds is None and epsilon != math.inf

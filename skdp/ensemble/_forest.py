@@ -35,7 +35,7 @@ class DPRandomForestClassifier(_BaseCountTrees):
     Parameters
     ----------
     n_estimators : int >= 1, default=10
-    epsilon, delta, bounds, classes, max_bins, budget, random_state
+    epsilon, delta, bounds, classes, max_bins, budget, random_state, secure
         As in :class:`~skdp.tree.DPDecisionTreeClassifier`.
     max_depth : int in [1, 12], default=6
     max_features : "sqrt", int or None, default="sqrt"
@@ -62,7 +62,7 @@ class DPRandomForestClassifier(_BaseCountTrees):
 
     def __init__(self, n_estimators=10, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
                  classes=None, max_depth=6, max_features="sqrt", max_bins=32, budget=None,
-                 random_state=None):
+                 random_state=None, secure=False):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.delta = delta
@@ -73,6 +73,7 @@ class DPRandomForestClassifier(_BaseCountTrees):
         self.max_bins = max_bins
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
 
     def _check_params(self, n_features):
         n = self.n_estimators

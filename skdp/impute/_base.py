@@ -22,7 +22,7 @@ from ..stats._core import (
     _sums_delta,
 )
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 
 __all__ = ["DPSimpleImputer"]
 
@@ -122,6 +122,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         (upper − lower)/2046 for the median, negligible against the noise for
         the mean) and speed (the exact samplers run in Python, one output at
         a time). Validated before any charge. Timing is not hardened.
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -156,9 +159,10 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
 
     >>> X = rng.normal(50, 10, size=(5000, 1))
     >>> X[::10] = np.nan
-    >>> DPSimpleImputer(strategy="median", bounds=(0, 1023), secure=True,
-    ...                 random_state=0).fit(X).statistics_
-    array([50.])
+    >>> median = DPSimpleImputer(strategy="median", bounds=(0, 1023),
+    ...                          secure=True).fit(X).statistics_[0]  # the OS CSPRNG
+    >>> bool(median == round(median) and 45 <= median <= 55)
+    True
     """
 
     def __init__(self, *, missing_values=np.nan, strategy="mean", bounds=None, categories=None,
@@ -239,7 +243,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         if strategy == "constant":
             fill = 0.0 if self.fill_value is None else self.fill_value
             if not isinstance(fill, numbers.Real) or not math.isfinite(fill):

@@ -24,7 +24,6 @@ from ..utils import (
     check_budget,
     check_delta,
     check_epsilon,
-    check_generator,
 )
 from ..stats._range import _bounds_curve, _bounds_release
 from ..utils._validation import check_classes, check_numeric_target
@@ -177,7 +176,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             q, n_steps, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
             count=count, fixed=fixed,
         )
-        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
+        rng = self._check_generator()  # a bad seed is refused before the charge
+        verbose = self._check_verbose()
         # Charge before reading any value of X or y (beyond finiteness checks).
         self._charge_budget(curve)
         if before is not None:
@@ -209,6 +209,7 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             learning_rate=self.learning_rate_,
             schedule=self.schedule,
             momentum=self.momentum,
+            verbose=verbose,
         )
         self._network = network
         self.coefs_ = [w.copy() for w in network.weights]
@@ -290,6 +291,13 @@ _COMMON_PARAMS_DOC = """
         Momentum of ``optimizer="sgd"``.
     random_state : int, numpy Generator or None, default=None
         Seeds initialisation, sampling and noise. ``None`` draws OS entropy.
+    secure : bool, default=False
+        Draw every random number of the fit (initialisation, sampling, noise)
+        from the operating system's CSPRNG instead of numpy's generator;
+        ``random_state`` must then be None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        Print one line per epoch (steps done, step size, elapsed time) when
+        > 0; nothing computed on the training rows is printed.
 """
 
 _COMMON_ATTRS_DOC = """
@@ -416,6 +424,8 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         momentum=0.9,
         classes=None,
         random_state=None,
+        secure=False,
+        verbose=0,
     ):
         self.loss = loss
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -435,6 +445,8 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.momentum = momentum
         self.classes = classes
         self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
 
     def fit(self, X, y):
         """Fit by DP-SGD; charges ``budget`` once, before reading the data.
@@ -596,6 +608,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         bounds_y=None,
         huber_threshold=0.1,
         random_state=None,
+        secure=False,
+        verbose=0,
     ):
         self.loss = loss
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -616,6 +630,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.bounds_y = bounds_y
         self.huber_threshold = huber_threshold
         self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
 
     def fit(self, X, y):
         """Fit by DP-SGD; charges ``budget`` once, before reading the data.

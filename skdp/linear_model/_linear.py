@@ -12,7 +12,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..mechanisms import GaussianMechanism
 from ..stats._range import _bounds_release, split_curve
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import check_bounds, check_delta, check_epsilon
 from ..utils._validation import check_numeric_target
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
 
@@ -258,6 +258,10 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         The shared budget to charge.
     random_state : int, numpy Generator or None, default=None
         Source of the noise; ``None`` draws OS entropy.
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
 
     Attributes
     ----------
@@ -327,6 +331,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         ridge="auto",
         budget=None,
         random_state=None,
+        secure=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -337,6 +342,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.ridge = ridge
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
 
     def _check_params(self, n_features):
         epsilon = check_epsilon(self.epsilon)
@@ -377,7 +383,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, check_numeric_target(y), y_numeric=True,
                              dtype=np.float64)
         epsilon, delta, bounds_X, data_norm, bounds_y = self._check_params(X.shape[1])
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         # Without public bounds (the box or a norm for X, and bounds_y), the fit releases
         # private ones first (skdp.stats.bounds), with a share of epsilon, in its one charge.
         estimate_X = bounds_X is None and data_norm is None

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
-from ..utils import check_bounds, check_delta, check_epsilon, check_generator
+from ..utils import check_bounds, check_delta, check_epsilon
 from ..utils._validation import check_classes
 from ._row_norm import (
     RowClipper,
@@ -168,6 +168,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Shared budget charged once per fit, before the data's values are read.
     random_state : None, int or numpy Generator, default=None
         Seed of the noise; None draws OS entropy.
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
 
     Attributes
     ----------
@@ -217,6 +221,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_iter="auto",
         budget=None,
         random_state=None,
+        secure=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -228,6 +233,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -327,7 +333,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             if fixed is not None:
                 curve = fixed + curve
 
-        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
+        rng = self._check_generator()  # a bad seed is refused before the charge
 
         # 3. charge, once.
         self._charge_budget(curve)

@@ -11,6 +11,7 @@ import contextlib
 import math
 import numbers
 import os
+import time
 import warnings
 
 import numpy as np
@@ -45,7 +46,8 @@ from ..accounting import (
 from ..budget import PrivacyBudget
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms import DiscreteLaplaceMechanism
-from ..utils import DEFAULT_DELTA, check_budget, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_budget, check_epsilon
+from ..utils._secure import SecureGenerator
 from ..utils._validation import check_classes
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV", "NoCandidateWarning"]
@@ -114,9 +116,23 @@ def _secret_seeds(estimator, rng):
     ``set_params`` once the fit is done.
     """
     users = _nested_params(estimator, "random_state")
-    if users:
+    if isinstance(rng, SecureGenerator):  # secure=True: no seed, every step reads the CSPRNG
+        estimator.set_params(**{k: None for k in users})
+    elif users:
         estimator.set_params(**{k: int(rng.integers(2**62)) for k in users})
-    return users
+    # No run prints: how many runs print would reveal K (a step's own verbose is set to 0).
+    quiet = {k: v for k, v in _nested_params(estimator, "verbose").items() if v}
+    estimator.set_params(**{k: 0 for k in quiet})
+    return {**users, **quiet}
+
+
+def _check_secure_steps(estimator):
+    """With ``secure=True``: every step that has ``secure`` has it True, before the charge."""
+    insecure = sorted(k for k, v in _nested_params(estimator, "secure").items() if v is not True)
+    if insecure:
+        raise ValueError(f"secure=True in the search needs secure=True in its estimator too "
+                         f"(the runs draw every random number from the OS CSPRNG); got "
+                         f"{insecure} not True. Nothing was charged.")
 
 
 def _nested_params(estimator, name):
@@ -587,7 +603,7 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     Runs with ``budget`` replaced by a recorder: workers never write the
     ledger; the run's privacy is in the search's curve, charged before.
     """
-    rng = np.random.default_rng(seed)
+    rng = SecureGenerator() if seed is None else np.random.default_rng(seed)
     candidate = _private_fit(_with_params(estimator, params), X_train, y_train, rng,
                              expected, params, labels, main_pid)
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
@@ -730,6 +746,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         delta=None,
         n_jobs=None,
         random_state=None,
+        secure=False,
+        verbose=0,
     ):
         self.estimator = estimator
         self.epsilon = epsilon
@@ -743,6 +761,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         self.delta = delta
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
 
     def _accounting_delta(self):
         if self.delta is not None:
@@ -788,7 +808,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         """
         # (1) validate: parameters, candidates, shapes (no value of X is read).
         distribution = self._check_params()
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
+        verbose = self._check_verbose()
+        start = time.perf_counter()
+        if verbose:
+            print(f"[{type(self).__name__}] planning the search's cost", flush=True)
         if isinstance(self.random_state, np.random.Generator):
             # One draw from the user's generator, whatever K is: its state afterwards
             # must not reveal how many runs (K is secret) drew from it.
@@ -798,6 +822,8 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             raise ValueError("There are no candidates to search.")
         for p in candidates:
             _check_private_steps(clone(self.estimator).set_params(**p))
+            if self.secure:
+                _check_secure_steps(clone(self.estimator).set_params(**p))
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
                              "y is None.")
@@ -843,6 +869,10 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
 
         # (3) charge once, whatever K is.
         self._charge_budget(total, label=self._search_label(len(candidates), distribution))
+        if verbose:
+            print(f"[{type(self).__name__}] charged epsilon={self.epsilon_spent_:.4g}, "
+                  f"delta={self.delta_spent_:.3g} for {len(candidates)} candidates; "
+                  f"running, {time.perf_counter() - start:.2f} s", flush=True)
 
         # (4) only now read the data.
         self.candidates_ = [dict(p) for p in candidates]
@@ -872,6 +902,10 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         except Exception:
             pass
         else:
+            if verbose:  # the released choice and noisy score; no time (it grows with K)
+                print(f"[{type(self).__name__}] released candidate {self.best_index_ + 1}/"
+                      f"{len(candidates)} {self.best_params_}, noisy validation accuracy "
+                      f"{self.best_score_:.3f}", flush=True)
             return self
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")
                      and k not in ("privacy_curve_", "epsilon_spent_", "delta_spent_")]:
@@ -890,10 +924,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         X_train, y_train = _take(X, train_idx), y_arr[train_idx]
         X_val, y_val = _take(X, val_idx), y_arr[val_idx]
         picks = rng.integers(len(candidates), size=n_runs)
-        seeds = rng.integers(2**62, size=n_runs)
+        seeds = [None] * n_runs if self.secure else rng.integers(2**62, size=n_runs)
         with _quiet():  # no run's warning is shown: their number would reveal K
             results = Parallel(n_jobs=self.n_jobs)(
-                delayed(_one_run)(self.estimator, candidates[c], int(s), X_train, y_train,
+                delayed(_one_run)(self.estimator, candidates[c], None if s is None else int(s),
+                                  X_train, y_train,
                                   X_val, y_val, self._score_epsilon(), train_curves[c], labels,
                                   os.getpid())
                 for c, s in zip(picks, seeds)
@@ -943,8 +978,14 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         The refit trains one of ``refit_candidates`` (default: ``candidates``).
         Every curve is probed on placeholders of the parts' sizes.
         """
-        with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
-            train_curves = [_train_curve(self.estimator, p, X, y, n_train) for p in candidates]
+        verbose, start = self._check_verbose() > 1, time.perf_counter()
+        train_curves = []
+        for i, p in enumerate(candidates):
+            with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
+                train_curves.append(_train_curve(self.estimator, p, X, y, n_train))
+            if verbose:  # before the charge: public parameters and the time only
+                print(f"[{type(self).__name__}] planned candidate {i + 1}/{len(candidates)} "
+                      f"{p}, {time.perf_counter() - start:.2f} s", flush=True)
         run_curve = _curve_max([c + score_curve for c in train_curves])
         total = private_selection_rdp(run_curve, distribution)
         # The noisy size of the validation part, released once to turn the
@@ -1183,6 +1224,18 @@ _PARAMS_DOC = """
         seed makes the noise reproducible. The runs and the refit get fresh
         seeds drawn from it, which the released model does not keep: its
         ``random_state`` is the one the estimator was given.
+    secure : bool, default=False
+        Draw every random number of the search (the split, K, the runs'
+        picks) and of its runs from the operating system's CSPRNG;
+        ``random_state`` must then be None, and every step that has
+        ``secure`` must have ``secure=True`` (checked before the charge); the
+        runs get no seed. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        Print progress when > 0: the planning (public), the charge with the
+        time so far, and the released candidate with its noisy score; > 1
+        also each candidate as its cost is planned. Nothing tells how many
+        runs were drawn (K is secret): no time is printed after the runs
+        start, and the estimator's own ``verbose`` is set to 0 in every run.
 
     Attributes
     ----------
@@ -1262,6 +1315,8 @@ class DPGridSearchCV(_BaseDPSearch):
         delta=None,
         n_jobs=None,
         random_state=None,
+        secure=False,
+        verbose=0,
     ):
         super().__init__(
             estimator,
@@ -1276,6 +1331,8 @@ class DPGridSearchCV(_BaseDPSearch):
             delta=delta,
             n_jobs=n_jobs,
             random_state=random_state,
+            secure=secure,
+            verbose=verbose,
         )
         self.param_grid = param_grid
 
@@ -1347,6 +1404,8 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         delta=None,
         n_jobs=None,
         random_state=None,
+        secure=False,
+        verbose=0,
     ):
         super().__init__(
             estimator,
@@ -1361,6 +1420,8 @@ class DPRandomizedSearchCV(_BaseDPSearch):
             delta=delta,
             n_jobs=n_jobs,
             random_state=random_state,
+            secure=secure,
+            verbose=verbose,
         )
         self.param_distributions = param_distributions
         self.n_iter = n_iter

@@ -18,7 +18,7 @@ from ..stats._core import (
     _var_release,
 )
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_classes
 
 __all__ = ["DPGaussianNB"]
@@ -178,6 +178,9 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     secure : bool, default=False
         Exact integer sums and discrete noise, against floating-point attacks
         (Mironov 2012); see above.
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -266,7 +269,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
                 math.isfinite(vs) and vs >= 0):
             raise ValueError(f"var_smoothing must be a finite float >= 0; got {vs!r}.")
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         # A Gaussian naive Bayes model can describe one class (as scikit-learn's does).
         classes = check_classes(y, self.classes, private=epsilon != math.inf, min_classes=1)
         priors = self._check_priors(classes.size)

@@ -11,7 +11,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _quantile_curve, _quantile_release
 from ..stats._range import _bounds_curve, _bounds_release, check_bounds_or_none, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_choice, check_n_bins
 
 __all__ = ["DPKBinsDiscretizer"]
@@ -99,6 +99,9 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         ``epsilon`` (relative gap about 2^-22), which is what is charged; and
         the sampler runs in Python, one edge at a time (slower). Validated
         before any charge. Timing is not hardened.
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -192,7 +195,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         delta = check_delta(self.delta)
         output_dtype = self._output_dtype(X)
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
 
         # The whole curve from public parameters. Without public bounds (finite
         # epsilon) the private bounds come first: all of epsilon for "uniform" (they

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..stats._core import _histogram_curve, _histogram_release, _noisy_frequencies
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_choice, check_n_bins
 
 __all__ = ["DPHistogramTransformer"]
@@ -65,6 +65,9 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
     secure : bool, default=False
         Exact discrete noise (see :mod:`skdp.stats`).
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -130,7 +133,7 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
 
         # The whole curve from public parameters: without public bounds (finite
         # epsilon) the private bounds and the histograms, in one charge.

@@ -17,7 +17,7 @@ from ..stats._range import (
     no_bounds,
     split_curve,
 )
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
 
 __all__ = ["DPMinMaxScaler"]
@@ -91,6 +91,9 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         of ``epsilon`` (relative gap about 2^-22), which is what is charged;
         and the sampler runs in Python, one quantile at a time (slower).
         Validated before any charge. Timing is not hardened.
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -126,10 +129,11 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     points between the bounds (here the integers 0, 1, ..., 1023):
 
     >>> X = np.random.default_rng(0).uniform(0, 1023, size=(10_000, 1))
-    >>> scaler = DPMinMaxScaler(bounds=(0, 1023), quantile_range=(0.01, 0.99), secure=True,
-    ...                         random_state=0).fit(X)
-    >>> scaler.data_min_, scaler.data_max_
-    (array([12.]), array([1014.]))
+    >>> scaler = DPMinMaxScaler(bounds=(0, 1023), quantile_range=(0.01, 0.99),
+    ...                         secure=True).fit(X)  # unseeded: the OS CSPRNG
+    >>> low, high = scaler.data_min_[0], scaler.data_max_[0]
+    >>> bool(low == round(low) and high == round(high) and 0 < low < 40 and 985 < high < 1023)
+    True
 
     Without public bounds the range is private, 0 or powers of two:
 
@@ -183,7 +187,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         delta = check_delta(self.delta)
         check_bool(self.clip, "clip")
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         levels = None
         if self.quantile_range is not None:
             levels = np.array(check_quantile_pair(self.quantile_range))

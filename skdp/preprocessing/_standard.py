@@ -11,7 +11,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._core import _mean_curve, _mean_release, _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, finite_output
 
 __all__ = ["DPStandardScaler"]
@@ -65,6 +65,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     secure : bool, default=False
         Exact discrete noise on a public grid (see :mod:`skdp.stats`),
         against floating-point attacks (Mironov 2012).
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
 
@@ -146,7 +149,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         with_mean = check_bool(self.with_mean, "with_mean")
         with_std = check_bool(self.with_std, "with_std")
         secure = check_bool(self.secure, "secure")
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         stat_curve = None  # the curve of the statistic at a given epsilon
         if with_std or with_mean:
             stat_curve = partial(_var_curve if with_std else _mean_curve, delta=delta,

@@ -42,7 +42,10 @@ secure : bool, default=False
     float ``sum``/``mean`` of one output skips clipping when every value
     lies inside the bounds, and otherwise clips only the blocks of 2048
     values that reach outside them, so their running time depends on how
-    many such blocks there are (the released value does not).
+    many such blocks there are (the released value does not). With
+    ``random_state=None``, ``secure=True`` also draws every random bit from
+    the operating system's CSPRNG (:ref:`secure_randomness`); a seed is
+    still accepted here, for reproducible tests of the exact samplers.
 """
 
 from __future__ import annotations
@@ -80,9 +83,11 @@ def _check_common(epsilon, delta, budget, random_state, secure):
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     check_budget(budget)
-    rng = check_generator(random_state)
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be a bool; got {secure!r}.")
+    # secure=True without a seed: every draw from the OS CSPRNG (a seed stays allowed here,
+    # for reproducible tests of the exact samplers; estimators refuse it).
+    rng = check_generator(random_state, secure=bool(secure) and random_state is None)
     return epsilon, delta, rng, bool(secure)
 
 
@@ -370,7 +375,8 @@ def quantile(
         grid points: on top of the rank error, an error of up to half a grid
         step, (upper − lower)/(2·(grid_size − 1)), and it is slower (a
         Python-level sampler per output, integers of up to 2^17 bits when ε
-        is small). Timing is not hardened.
+        is small). Timing is not hardened. With ``random_state=None`` the
+        bits come from the OS CSPRNG (:ref:`secure_randomness`).
     grid_size : int in [2, 2**20], default=1024
         Number of public candidate outputs with ``secure=True`` (ignored
         otherwise). Validated before any charge.

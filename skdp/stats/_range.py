@@ -226,9 +226,11 @@ def bounds(
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     check_budget(budget)
-    rng = check_generator(random_state)
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be a bool; got {secure!r}.")
+    # secure=True without a seed: every draw from the OS CSPRNG (a seed stays allowed here,
+    # for reproducible tests of the exact samplers; estimators refuse it).
+    rng = check_generator(random_state, secure=bool(secure) and random_state is None)
     arr = _core._check_data(a)
     if arr.ndim > 2:
         raise ValueError(f"a must have shape (n_rows,) or (n_rows, n_columns); got {arr.shape}.")

@@ -33,7 +33,7 @@ from ._grower import grow_tree
 from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
-from ..utils import DEFAULT_DELTA, check_delta, check_epsilon, check_generator
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_classes
 
 __all__ = ["DPDecisionTreeClassifier"]
@@ -159,7 +159,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         max_features = self._max_features(d)
         private = epsilon != math.inf
         classes = check_classes(y, self.classes, private=private, min_classes=1)
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
         if private and bounds is None:
             eps_bounds, eps_trees, curve = split_curve(epsilon, delta, d,
                                                        lambda e: tree_curve(e, delta))
@@ -248,6 +248,10 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     max_bins : int in [2, 255], default=32
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
 
     Attributes
     ----------
@@ -269,7 +273,7 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     """
 
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
-                 max_depth=4, max_bins=32, budget=None, random_state=None):
+                 max_depth=4, max_bins=32, budget=None, random_state=None, secure=False):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -278,3 +282,4 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
         self.max_bins = max_bins
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure

@@ -8,7 +8,8 @@ They raise ``AssertionError`` with a message and need no test framework:
   ``ValueError`` (or ``TypeError``) before any charge;
 - :func:`assert_refused_fit_fits_nothing`: a budget too small raises
   :class:`~skdp.BudgetExceededError`, records nothing and leaves the
-  estimator unfitted.
+  estimator unfitted;
+- :func:`seeded_secure`: lets ``secure=True`` fits take a seed, in tests only.
 """
 
 import numpy as np
@@ -24,6 +25,7 @@ __all__ = [
     "assert_charges_once",
     "assert_refused_fit_fits_nothing",
     "assert_same_curve",
+    "seeded_secure",
 ]
 
 
@@ -106,3 +108,27 @@ def assert_refused_fit_fits_nothing(estimator, X, y=None, *, budget_epsilon=1e-3
         return
     raise AssertionError("A refused fit left fitted attributes: "
                          f"{[k for k in vars(est) if k.endswith('_')]}.")
+
+
+def seeded_secure(monkeypatch):
+    """In a test, let ``secure=True`` estimators take a seed (they refuse one otherwise).
+
+    scikit-learn's checks seed every estimator (``random_state=0``), and
+    some tests compare a secure fit with the secure :mod:`skdp.stats`
+    function run on the same seed. With ``monkeypatch`` (pytest's fixture),
+    a secure fit with an int seed gets a
+    :class:`~skdp.utils._secure.SecureGenerator` that reads its bytes from
+    numpy's generator on that seed instead of :func:`os.urandom`: the same
+    samplers run, reproducibly, and their bytes are those of
+    ``np.random.default_rng(seed).bytes``, as for the seeded statistics.
+    """
+    from .. import _base
+    from ._secure import SecureGenerator
+    from ._validation import check_generator
+
+    def seeded(random_state, *, secure=False):
+        if secure and isinstance(random_state, (int, np.integer)):
+            return SecureGenerator(source=np.random.default_rng(int(random_state)).bytes)
+        return check_generator(random_state, secure=secure)
+
+    monkeypatch.setattr(_base, "check_generator", seeded)

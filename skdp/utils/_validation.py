@@ -217,22 +217,41 @@ def check_classes(y, classes, *, private=True, min_classes=2):
     return classes
 
 
-def check_generator(random_state):
+def check_generator(random_state, *, secure=False):
     """A :class:`numpy.random.Generator` from ``random_state``.
 
     ``None`` draws fresh OS entropy; an int seeds a generator for
     reproducible tests; a ``Generator`` is used as is; a legacy
     ``RandomState`` seeds a new generator from one draw.
 
+    With ``secure=True`` the generator is a
+    :class:`~skdp.utils._secure.SecureGenerator`: every draw comes from the
+    operating system's CSPRNG (:func:`os.urandom`), and ``random_state`` must
+    be ``None``: a seed makes the noise reproducible, which is what
+    ``secure=True`` excludes (see :ref:`secure_randomness`). An estimator
+    calls this before its charge, so a refused seed costs nothing.
+
     Examples
     --------
     >>> from skdp.utils import check_generator
     >>> float(check_generator(0).random()) == float(check_generator(0).random())
     True
+    >>> check_generator(None, secure=True)
+    SecureGenerator(os.urandom)
     """
+    from ._secure import SecureGenerator
+
+    if secure:
+        if random_state is not None and not isinstance(random_state, SecureGenerator):
+            raise ValueError(
+                "secure=True draws the noise from the operating system's CSPRNG and cannot "
+                f"be seeded; got random_state={random_state!r}. Pass random_state=None, or "
+                "secure=False for reproducible (seeded) noise."
+            )
+        return random_state if random_state is not None else SecureGenerator()
     if random_state is None:
         return np.random.default_rng()
-    if isinstance(random_state, np.random.Generator):
+    if isinstance(random_state, (np.random.Generator, SecureGenerator)):
         return random_state
     if isinstance(random_state, np.random.RandomState):
         return np.random.default_rng(random_state.randint(0, 2**31 - 1))

@@ -222,3 +222,12 @@ def test_secure_median_epsilon_too_small_costs_nothing():
 def test_secure_refused_fit_fits_nothing(strategy):
     est = DPSimpleImputer(strategy=strategy, bounds=BOUNDS, secure=True)
     assert_refused_fit_fits_nothing(est, _data(n=50))
+
+
+@pytest.fixture(autouse=True)
+def _secure_takes_seeds_here(monkeypatch):
+    # secure=True refuses a seed; scikit-learn's checks and the seeded comparisons in this
+    # file need one: secure fits here read seeded bytes (skdp.utils._testing.seeded_secure).
+    from skdp.utils._testing import seeded_secure
+
+    seeded_secure(monkeypatch)

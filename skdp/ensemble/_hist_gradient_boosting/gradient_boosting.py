@@ -1,6 +1,7 @@
 """DPHistGradientBoostingClassifier and DPHistGradientBoostingRegressor."""
 
 import math
+import time
 import numbers
 
 import numpy as np
@@ -11,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..._base import DPEstimatorMixin
 from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
-from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon, check_generator
+from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
 from ...utils._validation import check_classes, check_numeric_target
 from ...tree._binning import apply_bins, bin_edges, quantile_edges
 from ...tree._grower import grow_tree
@@ -48,7 +49,7 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
                  categorical_features="from_dtype", categories=None, max_iter=20,
                  learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None):
+                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -62,6 +63,8 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.min_samples_leaf = min_samples_leaf
         self.budget = budget
         self.random_state = random_state
+        self.secure = secure
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -196,7 +199,8 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                                      n_bins=self.max_bins, n_categories=n_categories,
                                      seen=seen)
         predictors = []
-        for _ in range(self.max_iter):
+        verbose, start = self._check_verbose(), time.perf_counter()
+        for iteration in range(self.max_iter):
             g, h = grad_hess(raw if clip_raw is None else np.clip(raw, *clip_raw))
             round_trees = []
             for k in range(n_trees):
@@ -206,6 +210,9 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                 raw[:, k] += tree.value[leaf]
                 round_trees.append(tree)
             predictors.append(round_trees)
+            if verbose:  # public counts and the time only, as scikit-learn's
+                print(f"[{iteration + 1}/{self.max_iter}] {n_trees} tree(s), max depth = "
+                      f"{self.max_depth}, in {time.perf_counter() - start:.3f}s", flush=True)
         self._predictors = predictors
         self.n_iter_ = self.max_iter
         if plan.private:
@@ -340,6 +347,13 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         Only for ``epsilon=inf`` (see above).
     budget : PrivacyBudget or None, default=None
     random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        Print one line per boosting round (its trees and leaves, the elapsed
+        time) when > 0; nothing computed on the training rows is printed.
 
     Attributes
     ----------
@@ -393,14 +407,14 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
                  categorical_features="from_dtype", categories=None, max_iter=20,
                  learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None):
+                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
         super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
                          categorical_features=categorical_features, categories=categories,
                          max_iter=max_iter,
                          learning_rate=learning_rate, max_depth=max_depth, max_bins=max_bins,
                          l2_regularization=l2_regularization,
                          min_samples_leaf=min_samples_leaf, budget=budget,
-                         random_state=random_state)
+                         random_state=random_state, secure=secure, verbose=verbose)
         self.classes = classes
 
     def fit(self, X, y):
@@ -426,7 +440,8 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         eps_stat, curve, eps_bounds = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve())
         plan = plan_boosting(eps_stat, delta)
-        rng = check_generator(self.random_state)  # a bad seed is refused before the charge
+        rng = self._check_generator()  # a bad seed is refused before the charge
+        self._check_verbose()  # so is a bad verbose
         # 3. charge once.
         self._charge_budget(curve)
         # 4. read the data.
@@ -538,14 +553,14 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, bounds_y=None,
                  categorical_features="from_dtype", categories=None, max_iter=20,
                  learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None):
+                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
         super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
                          categorical_features=categorical_features, categories=categories,
                          max_iter=max_iter,
                          learning_rate=learning_rate, max_depth=max_depth, max_bins=max_bins,
                          l2_regularization=l2_regularization,
                          min_samples_leaf=min_samples_leaf, budget=budget,
-                         random_state=random_state)
+                         random_state=random_state, secure=secure, verbose=verbose)
         self.bounds_y = bounds_y
 
     def fit(self, X, y):
@@ -571,7 +586,8 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
         eps_stat, curve, eps_bounds = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve(), extra)
         plan = plan_boosting(eps_stat, delta)
-        rng = check_generator(self.random_state)
+        rng = self._check_generator()
+        self._check_verbose()  # so is a bad verbose
         self._charge_budget(curve)
 
         if eps_bounds is not None:
