@@ -166,6 +166,8 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
         encodes ``y``; it is called only after the charge.
         """
         sizes, epsilon, delta, noise_multiplier, clip_norm, private = params
+        rng = self._check_generator()  # a bad seed is refused before the charge
+        verbose = self._check_verbose()
         n_samples = X.shape[0]
         q, batch_size = self._sampling(n_samples)
         _, steps_per_epoch, n_steps = dpsgd_schedule(
@@ -176,8 +178,6 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             q, n_steps, epsilon=epsilon, delta=delta, noise_multiplier=noise_multiplier,
             count=count, fixed=fixed,
         )
-        rng = self._check_generator()  # a bad seed is refused before the charge
-        verbose = self._check_verbose()
         # Charge before reading any value of X or y (beyond finiteness checks).
         self._charge_budget(curve)
         if before is not None:
