@@ -253,3 +253,19 @@ def test_secure_search_needs_secure_steps_before_any_charge():
     with pytest.raises(ValueError, match="needs secure=True in its estimator"):
         DPGridSearchCV(nb, grid, secure=True, budget=budget).fit(X, Y)
     assert len(budget) == 0
+
+
+def test_seeded_search_leaves_secure_steps_unseeded():
+    # A search seeds its runs' steps, except a step with secure=True, which refuses a seed.
+    from skdp.model_selection import DPGridSearchCV
+    from skdp.naive_bayes import DPGaussianNB
+    from skdp.pipeline import make_pipeline
+    from skdp.preprocessing import DPStandardScaler
+
+    pipe = make_pipeline(DPStandardScaler(bounds=(0, 1), delta=0.0, secure=True),
+                         DPGaussianNB(bounds=(-5, 5), classes=[0, 1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, n_runs_mean=2.0,
+                                random_state=0).fit(X, Y)
+    assert search.best_estimator_ is None or search.best_estimator_.score(X, Y) > 0.5

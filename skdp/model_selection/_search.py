@@ -116,10 +116,13 @@ def _secret_seeds(estimator, rng):
     ``set_params`` once the fit is done.
     """
     users = _nested_params(estimator, "random_state")
-    if isinstance(rng, SecureGenerator):  # secure=True: no seed, every step reads the CSPRNG
-        estimator.set_params(**{k: None for k in users})
-    elif users:
-        estimator.set_params(**{k: int(rng.integers(2**62)) for k in users})
+    params = estimator.get_params(deep=True)
+    # No seed for a step with secure=True (it refuses one and reads the CSPRNG), nor for
+    # any step of a search with secure=True (rng is then the CSPRNG).
+    unseeded = isinstance(rng, SecureGenerator)
+    estimator.set_params(**{
+        k: None if unseeded or params.get(k[:-len("random_state")] + "secure") is True
+        else int(rng.integers(2**62)) for k in users})
     # No run prints: how many runs print would reveal K (a step's own verbose is set to 0).
     quiet = {k: v for k, v in _nested_params(estimator, "verbose").items() if v}
     estimator.set_params(**{k: 0 for k in quiet})
