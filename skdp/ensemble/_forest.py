@@ -29,6 +29,9 @@ class DPRandomForestClassifier(_BaseCountTrees):
     above diffprivlib's forest on each, below the boosted trees except on
     digits (10 classes).
 
+    Missing values (NaN) are handled as by the tree: each split sends them
+    to the side the exponential mechanism chose with the threshold.
+
     With ``epsilon=inf``: Gini splits among the drawn features and exact
     leaf frequencies, without bootstrap.
 

@@ -6,8 +6,10 @@ A tree is complete to ``max_depth`` over the bins of
 :mod:`skdp.ensemble` are:
 
 - split: the exponential mechanism (McSherry & Talwar 2007) over every
-  (feature, threshold) of a node, score max_k C_L,k + max_k C_R,k (the rows a
-  majority vote in each child gets right), whose sensitivity is 1: one row
+  (feature, threshold, side of the missing values) of a node (the
+  candidates of :mod:`._candidates`, fixed by ``max_bins``), score
+  max_k C_L,k + max_k C_R,k (the rows a majority vote in each child gets
+  right), whose sensitivity is 1: one row, with or without missing values,
   moves one class count of one child by 1 (the max-count score of
   Friedman & Schuster 2010, Sec. 4.3). One level of a tree is one
   ε_s-exponential mechanism (its nodes hold disjoint rows), ε_s²/8-zCDP
@@ -16,7 +18,9 @@ A tree is complete to ``max_depth`` over the bins of
   histogram of L2 sensitivity 1 (Mironov 2017, Prop. 7 for its curve).
 
 At ε = ∞ the split maximises the decrease of the Gini impurity, as
-scikit-learn's ``DecisionTreeClassifier``, and the leaves hold exact counts.
+scikit-learn's ``DecisionTreeClassifier``, and the leaves hold exact counts;
+a node without missing values in its split feature sends them, at predict,
+to the child with more rows.
 """
 
 import math
@@ -29,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
 from ._binning import apply_bins, bin_edges, quantile_edges
+from ._candidates import left_sums, numeric_tables
 from ._grower import grow_tree
 from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
@@ -61,9 +66,12 @@ class CountSplitter:
         self.n_features = n_features
 
     def split(self, bins, node, n_nodes, Y, _, rng):
+        """(feature, bool row over the bins: True goes right) of each node."""
         k = Y.shape[1]
-        left = np.stack([np.cumsum(bins.histograms(node, n_nodes, Y[:, c])[0], axis=2)[:, :, :-1]
-                         for c in range(k)])  # (k, nodes, d, bins − 1)
+        B = bins.n_bins - 1  # the value bins; bin B holds the missing values
+        # Left class counts of every (threshold, missing direction): _candidates.
+        left = np.stack([left_sums(bins.histograms(node, n_nodes, Y[:, c])[0], B)
+                         for c in range(k)])  # (k, nodes, d, 2B − 1)
         totals = np.stack([np.bincount(node, weights=Y[:, c], minlength=n_nodes)
                            for c in range(k)])
         right = totals[:, :, None, None] - left
@@ -84,12 +92,20 @@ class CountSplitter:
             score = np.where(masked[:, :, None], -np.inf, score)
         flat = score.reshape(n_nodes, -1)
         best = flat.argmax(axis=1)
-        feature, threshold = np.divmod(best, bins.n_bins - 1)
-        threshold = threshold + 1
+        feature, candidate = np.divmod(best, 2 * B - 1)
+        table = numeric_tables(candidate, B, bins.n_bins)
         if self.split_epsilon == math.inf:
-            none = ~(flat[np.arange(n_nodes), best] > 1e-12)
-            threshold[none] = bins.n_bins
-        return feature, threshold
+            rows = np.arange(n_nodes)
+            none = ~(flat[rows, best] > 1e-12)
+            table[none] = False  # no split: every row left
+            # A node without missing values of its feature sends them, at predict, to the
+            # child with more rows (scikit-learn's DecisionTreeClassifier).
+            n_left = left.sum(axis=0)[rows, feature]  # (nodes, 2B − 1)
+            n_missing = n_left[:, B] - n_left[:, 0]  # the first threshold, missing left − right
+            n_left = n_left[rows, candidate]
+            unseen = (n_missing == 0) & ~none
+            table[unseen, B] = ~(n_left > totals.sum(axis=0) - n_left)[unseen]
+        return feature, table
 
     def leaves(self, leaf, n_leaves, Y, _, rng):
         counts = np.stack([np.bincount(leaf, weights=Y[:, c], minlength=n_leaves)
@@ -122,6 +138,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = True  # a bin of its own; ±inf is refused
         return tags
 
     def _n_trees(self):
@@ -152,7 +169,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         d = X.shape[1]
         epsilon, delta, bounds = self._check_params(d)
         n_trees = self._n_trees()
@@ -174,7 +191,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             edges = quantile_edges(X, self.max_bins)
         binned = apply_bins(X, edges)
-        bins = SparseBins(binned, self.max_bins)
+        bins = SparseBins(binned, self.max_bins + 1)  # the values' bins and the missing bin
         Y = (y[:, None] == classes[None, :]).astype(float)
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees
@@ -198,7 +215,8 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Class probabilities: the mean over trees of the leaf's (noisy) class frequencies."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
         binned = apply_bins(X, self.bin_edges_)
         return np.mean([tree.predict(binned) for tree in self._trees], axis=0)
 
@@ -223,6 +241,12 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     class counts with Gaussian noise; the predicted probabilities are the
     leaf's noisy class frequencies. Unlike a tree built without looking at
     the data (diffprivlib's), the splits follow the labels.
+
+    Missing values (NaN) have a bin of their own: each split sends them left
+    or right, the side chosen with the threshold by the same exponential
+    mechanism (its candidates are every threshold with either side, and the
+    split of the missing values from the rest, for every feature whatever
+    the data holds), at no extra cost (see :ref:`trees`). ±inf is refused.
 
     **Privacy.** The fit is ρ-zCDP with ρ calibrated to (ε, δ): half to the
     ``max_depth`` levels' exponential mechanisms (ε_s²/8 each), half to the

@@ -2,12 +2,13 @@
 
 A tree is complete to ``max_depth``: its shape is public (it never depends
 on the data), so the cost of a fit is fixed by its parameters. Nodes are
-numbered as a heap (root 0, children 2i + 1 and 2i + 2); a row goes right
-when its bin is >= the node's threshold bin. A node that the exact
-splitter leaves unsplit sends every row left (threshold ``n_bins``).
-A splitter may instead give each node a boolean row over the bins (a row
-goes right when its bin's entry is True): the split of a categorical
-feature, a set of categories, needs it.
+numbered as a heap (root 0, children 2i + 1 and 2i + 2). A splitter gives
+each node a feature and a boolean row over its bins: a row goes right when
+its bin's entry is True. That holds a numeric threshold with the direction
+of the missing bin (:mod:`._candidates`) as well as a categorical feature's
+set of categories. A node that the exact splitter leaves unsplit sends
+every row left (a row of False). An int threshold per node (a row goes
+right when its bin is >= it) is accepted too.
 """
 
 import numpy as np

@@ -151,10 +151,10 @@ def test_bad_input_costs_nothing():
            {"max_bins": 256}, {"learning_rate": 0.0}, {"learning_rate": math.nan},
            {"l2_regularization": -1.0}, {"min_samples_leaf": 0}, {"bounds": (1, 0)},
            {"bounds": (0, math.inf)}, {"classes": [0, 2]}, {"random_state": "seed"}]
-    X_nan = X.copy()
-    X_nan[3, 1] = np.nan
+    X_inf = X.copy()
+    X_inf[3, 1] = -np.inf  # NaN is a missing value; ±inf is refused
     assert_bad_input_costs_nothing(clf, X, y, bad_params=bad,
-                                   bad_data=[(X_nan, y), (X[:, :, None], y), (X, y[:-1])])
+                                   bad_data=[(X_inf, y), (X[:, :, None], y), (X, y[:-1])])
     reg = DPHistGradientBoostingRegressor(bounds=(0, 1))
     Xr, yr = _regression(n=200)
     assert_bad_input_costs_nothing(
@@ -213,34 +213,47 @@ def test_gradient_and_hessian_sensitivities():
     assert np.all((reg.predict(Xr) >= 0) & (reg.predict(Xr) <= 5))
 
 
-def _split_draws(extra_row, split_epsilon, n_draws, seed):
-    """Root split choices on D (3 bins of one feature) or D plus one row of gradient 1 in bin 1.
+# A root split of one feature with 3 bins of values and the missing bin, as a row over the 4
+# bins (True: goes right) read as the bits of an int: the feature's 5 candidates (_candidates).
+CANDIDATE_CODES = {"1, missing right": 14, "2, missing right": 12, "missing alone right": 8,
+                   "1, missing left": 6, "2, missing left": 4}
 
-    Bin sums (−3, 0, +3): both thresholds score 6; the added row raises one
-    score by 1 and lowers the other by 1, the largest move the exponential
-    mechanism allows.
+
+def _split_draws(extra_row, split_epsilon, n_draws, seed):
+    """Root splits of ``n_draws`` nodes on D, or on D plus one row of gradient 1.
+
+    D: value-bin sums (−3, 0, +3), no missing value; every threshold scores 6
+    whichever side the missing values go. The added row in bin 1 raises
+    threshold 1's scores by 1 and lowers threshold 2's by 1; the added row
+    with a missing value raises the scores of every 'missing right'
+    candidate by 1 and lowers the 'missing left' ones by 1: the largest moves
+    the exponential mechanism allows.
     """
-    binned = np.array([[0]] * 3 + [[1]] * 2 + [[2]] * 3, dtype=np.uint8)
-    g = np.array([-1.0] * 3 + [0.0] * 2 + [1.0] * 3)
-    if extra_row:
-        binned = np.vstack([binned, [[1]]]).astype(np.uint8)
-        g = np.append(g, 1.0)
-    bins = SparseBins(binned, 3)
+    bin_ = [0] * 3 + [1] * 2 + [2] * 3 + {None: [], "value": [1], "missing": [3]}[extra_row]
+    g = [-1.0] * 3 + [0.0] * 2 + [1.0] * 3 + ([] if extra_row is None else [1.0])
+    binned = np.array(bin_ * n_draws, dtype=np.uint8)[:, None]
+    node = np.repeat(np.arange(n_draws), len(bin_))
     splitter = PrivateSplitter(split_epsilon=split_epsilon, grad_std=1.0, hess_std=1.0,
-                               l2_regularization=0.0)
-    rng = np.random.default_rng(seed)
-    node = np.zeros(binned.shape[0], dtype=np.int64)
-    return np.array([splitter.split(bins, node, 1, g, g, rng)[1][0] for _ in range(n_draws)])
+                               l2_regularization=0.0, n_bins=3)
+    table = splitter.split(SparseBins(binned, 4), node, n_draws, np.array(g * n_draws), None,
+                           np.random.default_rng(seed))[1]
+    code = table @ np.array([1, 2, 4, 8])
+    assert set(code) <= set(CANDIDATE_CODES.values())
+    return np.column_stack([code == c for c in CANDIDATE_CODES.values()])
 
 
 @pytest.mark.parametrize("factor", [1.0, 2.0])
-def test_split_choice_audit(factor):
-    """Clopper-Pearson audit of the exponential mechanism's split at ε_s = 1 (and its power)."""
+@pytest.mark.parametrize("extra_row", ["value", "missing"])
+def test_split_choice_audit(factor, extra_row):
+    """Clopper-Pearson audit of the exponential mechanism's split at ε_s = 1 (and its power).
+
+    The neighbour adds a row with a value, or with a missing value: the
+    direction of the missing values is chosen with the threshold at no
+    further cost.
+    """
     eps = 1.0
-    t0 = _split_draws(False, factor * eps, 6000, seed=1)
-    t1 = _split_draws(True, factor * eps, 6000, seed=2)
-    events0 = np.column_stack([t0 == 1, t0 == 2])
-    events1 = np.column_stack([t1 == 1, t1 == 2])
+    events0 = _split_draws(None, factor * eps, 6000, seed=1)
+    events1 = _split_draws(extra_row, factor * eps, 6000, seed=2)
     bound = epsilon_lower_bound(events0, events1)
     if factor == 1.0:
         assert bound <= eps
@@ -251,7 +264,7 @@ def test_split_choice_audit(factor):
 def test_leaf_noise_has_the_planned_std():
     rng = np.random.default_rng(0)
     splitter = PrivateSplitter(split_epsilon=1.0, grad_std=3.0, hess_std=0.5,
-                               l2_regularization=0.0)
+                               l2_regularization=0.0, n_bins=2)
     leaf = np.zeros(10, dtype=np.int64)
     draws = np.array([splitter.leaves(leaf, 1, np.ones(10), np.ones(10), rng)
                       for _ in range(4000)])[:, :, 0]
@@ -358,8 +371,8 @@ def test_unknown_category_is_refused_before_the_charge():
                                            categorical_features=[1, 3], categories=CATEGORIES)
     X_unknown = X.copy()
     X_unknown[7, 3] = 12.0  # not among the 12 public categories 0..11
-    X_nan_numeric = X.copy()
-    X_nan_numeric[4, 0] = np.nan
+    X_inf_numeric = X.copy()
+    X_inf_numeric[4, 0] = np.inf
     bad = [{"categories": None}, {"categories": [list(range(5))]},
            {"categories": [[0, 1, 1, 2, 3, 4], list(range(12))]},
            {"categories": [list(range(5)), [0, 1, np.nan]]},
@@ -369,7 +382,7 @@ def test_unknown_category_is_refused_before_the_charge():
            {"categorical_features": "auto"},
            {"categorical_features": None}]  # categories given, no categorical feature
     assert_bad_input_costs_nothing(clf, X, y, bad_params=bad,
-                                   bad_data=[(X_unknown, y), (X_nan_numeric, y)])
+                                   bad_data=[(X_unknown, y), (X_inf_numeric, y)])
     budget = PrivacyBudget(10.0, 1e-5)
     with pytest.raises(ValueError, match="outside its public categories.*nothing was charged"):
         clf.set_params(budget=budget).fit(X_unknown, y)
@@ -401,13 +414,15 @@ def test_categorical_curve_releases_only_the_numeric_bounds():
 def test_private_categorical_split_is_the_exponential_mechanism():
     """The sampled (feature, sign pattern) has the exponential mechanism's exact law.
 
-    One numeric feature (max_bins=2: one threshold, base weight 1) and one categorical of 2
+    One numeric feature (max_bins=2: the threshold with the missing values right or left,
+    and the split on missing values; base weight 1/3 each) and one categorical of 2
     categories (codes 0, 1 and the missing code 2: 8 sign patterns, base weight 1/8 each).
-    The 9 probabilities ∝ μ·exp(ε_s·u/2); 8,000 nodes drawn at once.
+    The 11 probabilities ∝ μ·exp(ε_s·u/2); 8,000 nodes drawn at once.
     """
     eps = 0.8
-    # Rows of one node: (numeric bin, code, gradient).
-    rows = [(0, 0, 1.0), (0, 0, 1.0), (1, 1, -1.0), (1, 0, 0.5), (0, 2, -1.0), (1, 1, -1.0)]
+    # Rows of one node: (numeric bin, code, gradient); numeric bin 2 is a missing value.
+    rows = [(0, 0, 1.0), (0, 0, 1.0), (1, 1, -1.0), (1, 0, 0.5), (0, 2, -1.0), (1, 1, -1.0),
+            (2, 1, 0.5), (2, 0, 1.0)]
     n_nodes = 8000
     binned = np.array([[b, c] for b, c, _ in rows] * n_nodes, dtype=np.uint8)
     g = np.array([v for *_, v in rows] * n_nodes)
@@ -416,17 +431,24 @@ def test_private_categorical_split_is_the_exponential_mechanism():
                                l2_regularization=0.0, n_bins=2, n_categories=[0, 2])
     feature, table = splitter.split(SparseBins(binned, 3), node, n_nodes, g, g,
                                     np.random.default_rng(0))
-    G_num = np.array([sum(v for b, _, v in rows if b == k) for k in (0, 1)])
+    G_num = np.array([sum(v for b, _, v in rows if b == k) for k in (0, 1, 2)])
     G_cat = np.array([sum(v for _, c, v in rows if c == k) for k in (0, 1, 2)])
+    total = G_num.sum()
+    # The numeric candidates' left sums: bin 0 (missing right), bins 0-1 (missing alone
+    # right), bin 0 with the missing values.
+    numeric = [(G_num[0], [False, True, True]), (G_num[:2].sum(), [False, False, True]),
+               (G_num[0] + G_num[2], [False, True, False])]
+    logits = [math.log(1 / 3) + 0.5 * eps * (abs(gl) + abs(total - gl)) for gl, _ in numeric]
     patterns = np.array([[(p >> k) & 1 for k in range(3)] for p in range(8)], dtype=bool)
-    logits = [0.5 * eps * (abs(G_num[0]) + abs(G_num[1]))]  # the numeric threshold, μ = 1
     logits += [math.log(1 / 8) + 0.5 * eps * np.sum(np.where(p, 1, -1) * G_cat) for p in patterns]
     expected = softmax(np.array(logits))
-    drawn = np.where(feature == 0, 0, 1 + (table[:, :3] * [1, 2, 4]).sum(axis=1))
-    freq = np.bincount(drawn, minlength=9) / n_nodes
-    # Each frequency within 4.5 binomial standard deviations (9 cells).
+    code = (table[:, :3] * [1, 2, 4]).sum(axis=1)
+    numeric_cell = {int(np.dot(row, [1, 2, 4])): i for i, (_, row) in enumerate(numeric)}
+    assert set(code[feature == 0]) <= set(numeric_cell)
+    drawn = [numeric_cell[c] if f == 0 else 3 + c for f, c in zip(feature, code)]
+    freq = np.bincount(drawn, minlength=11) / n_nodes
+    # Each frequency within 4.5 binomial standard deviations (11 cells).
     assert np.all(np.abs(freq - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / n_nodes))
-    assert np.all(~table[feature == 0, :1]) and np.all(table[feature == 0, 1])
 
 
 def test_private_categorical_fit_is_accurate():
@@ -444,3 +466,82 @@ def test_private_categorical_fit_is_accurate():
     numeric = DPHistGradientBoostingClassifier(**kw).fit(np.nan_to_num(X / [1, 4, 1, 12], nan=1),
                                                        y)
     assert clf.score(Xt, yt) > numeric.score(np.nan_to_num(Xt / [1, 4, 1, 12], nan=1), yt) + 0.01
+
+
+# ---------------------------------------------------------------------------------------------
+# Missing values of numeric features
+# ---------------------------------------------------------------------------------------------
+
+def _missing(n=3000, k=2, seed=0):
+    """Four numeric features, three with missing values (the first's carry signal)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, size=(n, 4))
+    X[:, 3] = rng.integers(0, 5, n)
+    missing = rng.random((n, 4)) < [0.2, 0.0, 0.05, 0.1]
+    score = 3 * X[:, 0] - 2 * X[:, 1] + 2 * (X[:, 2] > 0.5) + 1.5 * missing[:, 0] - missing[:, 3]
+    X[missing] = np.nan
+    y = np.digitize(score + rng.logistic(0, 0.3, n), np.quantile(score, np.arange(1, k) / k))
+    return X, y, score
+
+
+def _missing_test_rows(X):
+    """Test rows with missing values where the fit had none (feature 1) and where it had."""
+    Xt = X[:400].copy()
+    Xt[:100, 1] = np.nan
+    Xt[100:200, 2] = np.nan
+    return Xt
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_epsilon_inf_missing_values_is_sklearn(k):
+    """The missing bin and its direction as scikit-learn's, at the numeric tests' tolerance."""
+    X, y, score = _missing(k=k)
+    Xt = _missing_test_rows(X)
+    ours = DPHistGradientBoostingClassifier(epsilon=math.inf, classes=list(range(k)),
+                                            **SHARED).fit(X, y)
+    with threadpool_limits(1):
+        ref = HistGradientBoostingClassifier(max_leaf_nodes=None, early_stopping=False,
+                                             **SHARED).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(Xt), ref.predict_proba(Xt), atol=1e-6)
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+    if k == 2:
+        target = score + np.random.default_rng(1).normal(0, 0.3, score.size)
+        reg = DPHistGradientBoostingRegressor(epsilon=math.inf, **SHARED).fit(X, target)
+        with threadpool_limits(1):
+            ref = HistGradientBoostingRegressor(max_leaf_nodes=None, early_stopping=False,
+                                                **SHARED).fit(X, target)
+        np.testing.assert_allclose(reg.predict(Xt), ref.predict(Xt), atol=1e-6)
+
+
+def test_missing_values_change_no_cost_and_no_attribute():
+    """Rows with NaN: the same curve, the same attributes, no warning after the charge."""
+    X, y, _ = _missing(n=600)
+    full = np.nan_to_num(X, nan=0.5)
+    for est, expected in (
+            (DPHistGradientBoostingClassifier(epsilon=0.7, bounds=(0, 4), classes=[0, 1],
+                                              random_state=0), plan_boosting(0.7, 1e-5).curve()),
+            (DPHistGradientBoostingClassifier(epsilon=0.7, classes=[0, 1], random_state=0),
+             split_curve(0.7, 1e-5, 4, lambda e: plan_boosting(e, 1e-5).curve())[2])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with_nan = assert_charges_once(est, X, y, expected_curve=expected)
+            attributes = set(vars(with_nan))
+            without = assert_charges_once(est, full, y, expected_curve=expected)
+        assert set(vars(without)) == attributes
+        assert np.isfinite(with_nan.bin_edges_).all() and np.isfinite(with_nan.bounds_).all()
+        # Whatever the fit, a missing value at predict goes down one side of every split.
+        assert np.isfinite(without.predict_proba(np.full((3, 4), np.nan))).all()
+
+
+def test_private_fit_finds_the_missing_values_signal():
+    """The missingness of feature 0 moves the score by 1.5: found at ε = 1."""
+    X, y, _ = _missing(n=20000)
+    Xt, yt, _ = _missing(n=5000, seed=1)
+    kw = dict(epsilon=1.0, bounds=(0, 4), classes=[0, 1], random_state=0)
+    clf = DPHistGradientBoostingClassifier(**kw).fit(X, y)
+    exact = DPHistGradientBoostingClassifier(**{**kw, "epsilon": math.inf}).fit(X, y)
+    assert clf.score(Xt, yt) > exact.score(Xt, yt) - 0.03
+    # The missing values of feature 0 replaced by its mean (no signal left in them): below
+    # by more than two standard errors of a score on 5,000 test rows (0.005 each).
+    imputed = DPHistGradientBoostingClassifier(**kw).fit(np.nan_to_num(X, nan=0.5), y)
+    assert clf.score(Xt, yt) > imputed.score(np.nan_to_num(Xt, nan=0.5), yt) + 0.01

@@ -7,15 +7,20 @@ G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ), and Newton leaf values
 −lr·G/(H + λ). :class:`PrivateSplitter` makes every read a noisy release:
 
 - split: the exponential mechanism (McSherry & Talwar 2007) over every
-  (feature, threshold) of a node with the score |G_L| + |G_R|, whose
+  (feature, threshold, side of the missing values) of a node (the
+  candidates of :mod:`skdp.tree._candidates`, fixed by ``max_bins``) with
+  the score |G_L| + |G_R|, whose
   sensitivity is 1 when every row's gradient is in [−1, 1] (adding a row
-  moves one of G_L, G_R by at most 1). The gain itself has no bounded
+  moves one of G_L, G_R by at most 1, whichever side its missing values
+  go: every candidate is a fixed partition of the bins, the missing bin
+  included). The gain itself has no bounded
   sensitivity (the Newton ratio G/H is unbounded as H → 0), so DPBoost
   (Li et al. 2020, Thm. 2) needs a large λ and a clipped gradient for it.
   Sampled by the Gumbel-max trick; the rows of a level's nodes are disjoint,
   so one level of one tree costs one ε_s-exponential mechanism, which is
   ε_s²/8-zCDP (ε_s-bounded range, Durfee & Rogers 2019; Cesar & Rogers 2021,
-  Lemma 3.2).
+  Lemma 3.2), however many candidates it has: choosing the side of the
+  missing values costs nothing more.
 - leaves: Gaussian noise on each leaf's gradient and hessian sums (Maddock
   et al. 2022, "Federated boosted decision trees with differential
   privacy", CCS: Newton leaves from noisy gradient and hessian sums). A row
@@ -24,6 +29,11 @@ G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ), and Newton leaf values
   The leaf value −lr·G̃/(max(H̃, 10·s_H) + λ), with s_H the std of H̃'s
   noise, is post-processing: a hessian sum not well above its own noise is
   not trusted, and the leaf is shrunk towards 0.
+
+Missing values of a numeric feature have a bin of their own. With ε = ∞ a
+split sends them where scikit-learn does: the side of larger gain when the
+feature had missing values at fit (missing right first, kept on ties), and
+otherwise the child with more rows.
 
 Categorical features (codes 0..c − 1 of the public categories, c for a
 missing value) split into two sets of categories:
@@ -45,8 +55,8 @@ missing value) split into two sets of categories:
   μ·Π_k 2·cosh(ε_s·G_k/2), and given the feature each code goes right
   independently with probability 1/(1 + exp(−ε_s·G_k)). The base measure
   μ = (max_bins − 1)/2^(c+1) per pattern gives every feature, numeric
-  (max_bins − 1 thresholds of weight 1) or categorical, the same prior
-  mass; an exponential mechanism with a fixed base measure keeps its
+  (2·max_bins − 1 candidates of weight (max_bins − 1)/(2·max_bins − 1)) or
+  categorical, the same prior mass max_bins − 1; an exponential mechanism with a fixed base measure keeps its
   privacy (McSherry & Talwar 2007, Thm. 6) and its ε_s-bounded range.
 """
 
@@ -54,6 +64,8 @@ import math
 
 import numpy as np
 from scipy.special import expit
+
+from ...tree._candidates import left_sums, numeric_tables
 
 __all__ = ["ExactSplitter", "PrivateSplitter"]
 
@@ -73,7 +85,7 @@ class _Layout:
     """Which features are categorical, their numbers of categories, the numeric bins."""
 
     def __init__(self, n_bins, n_categories):
-        self.n_bins = n_bins  # bins of a numeric feature (max_bins)
+        self.n_bins = n_bins  # bins of a numeric feature's values (max_bins); n_bins: missing
         self.n_categories = (None if n_categories is None
                              else np.asarray(n_categories, dtype=np.int64))
         if self.n_categories is None or not np.any(self.n_categories):
@@ -83,25 +95,20 @@ class _Layout:
             self.categorical = np.flatnonzero(self.n_categories)
             self.numeric = np.flatnonzero(self.n_categories == 0)
 
-    def numeric_part(self, hist):
-        """The numeric features' first ``n_bins`` bins of a (n_nodes, d, B) histogram."""
-        if self.numeric is None:
-            return hist[:, :, :self.n_bins]
-        return hist[:, self.numeric, :self.n_bins]
+    def numeric_left(self, hist):
+        """Left sums (n_nodes, n_numeric, 2·n_bins − 1) of the numeric candidates."""
+        part = hist if self.numeric is None else hist[:, self.numeric]
+        return left_sums(part, self.n_bins)
 
     def numeric_feature(self, index):
         return index if self.numeric is None else self.numeric[index]
-
-    def table(self, feature, threshold, n_bins_total):
-        """Bool (n_nodes, B) rows 'goes right' of numeric thresholds."""
-        return np.arange(n_bins_total)[None, :] >= threshold[:, None]
 
 
 class ExactSplitter:
     """Non-private greedy splits and Newton leaves (ε = ∞), as scikit-learn's."""
 
-    def __init__(self, *, l2_regularization, min_samples_leaf, min_hessian=1e-3,
-                 n_bins=None, n_categories=None, seen=None):
+    def __init__(self, *, l2_regularization, min_samples_leaf, n_bins, min_hessian=1e-3,
+                 n_categories=None, seen=None):
         self.lam = l2_regularization
         self.min_samples_leaf = min_samples_leaf
         self.min_hessian = min_hessian
@@ -109,16 +116,16 @@ class ExactSplitter:
         self.seen = seen  # (d, B) bool: the codes present at fit (categorical features)
 
     def split(self, bins, node, n_nodes, g, h, rng):
-        """(feature, threshold bin) of each node; threshold n_bins means no split.
+        """(feature, bool row over the bins: True goes right) of each node.
 
-        With categorical features, the second array is each node's bool row
-        over the bins (True: goes right).
+        A node with no split of positive gain sends every row left.
         """
         layout = self.layout
+        B = layout.n_bins
         G, Gt = bins.histograms(node, n_nodes, g)
         H, Ht = bins.histograms(node, n_nodes, h)
         C, Ct = bins.histograms(node, n_nodes, np.ones_like(g))
-        GL, HL, CL = (np.cumsum(layout.numeric_part(a), axis=2)[:, :, :-1] for a in (G, H, C))
+        GL, HL, CL = (layout.numeric_left(a) for a in (G, H, C))
         GR, HR, CR = Gt[:, None, None] - GL, Ht[:, None, None] - HL, Ct[:, None, None] - CL
         lam = self.lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -127,21 +134,18 @@ class ExactSplitter:
         valid = ((CL >= self.min_samples_leaf) & (CR >= self.min_samples_leaf)
                  & (HL >= self.min_hessian) & (HR >= self.min_hessian) & np.isfinite(gain))
         gain = np.where(valid, gain, -np.inf)
-        rows = np.arange(n_nodes)
-        if layout.categorical.size == 0:
-            gain = gain.reshape(n_nodes, -1)
-            best = gain.argmax(axis=1)
-            feature, threshold = np.divmod(best, bins.n_bins - 1)
-            threshold = threshold + 1
-            none = ~(gain[rows, best] > 0)
-            threshold[none] = bins.n_bins
-            feature[none] = 0
-            return feature, threshold
-        # Best gain per feature; the first feature of the largest (scikit-learn's order).
+        # scikit-learn's scans: missing values right (the first best threshold), then left
+        # (the last best), kept only when strictly better. Without a missing value in the
+        # node the two give equal gains, so the first is kept.
+        right = gain[:, :, :B].argmax(axis=2)
+        left = B + (B - 2) - gain[:, :, :B - 1:-1].argmax(axis=2)
+        g_right = np.take_along_axis(gain, right[:, :, None], 2)[..., 0]
+        g_left = np.take_along_axis(gain, left[:, :, None], 2)[..., 0]
+        best_numeric = np.where(g_left > g_right, left, right)
         d = bins.n_features
         feature_gain = np.full((n_nodes, d), -np.inf)
-        best_t = gain.argmax(axis=2) if gain.shape[1] else np.zeros((n_nodes, 0), np.int64)
-        feature_gain[:, layout.numeric] = np.take_along_axis(gain, best_t[:, :, None], 2)[..., 0]
+        numeric = np.arange(d) if layout.numeric is None else layout.numeric
+        feature_gain[:, numeric] = np.maximum(g_left, g_right)
         left_sets = {}
         for j in layout.categorical:
             c = int(layout.n_categories[j])
@@ -149,16 +153,21 @@ class ExactSplitter:
                 feature_gain[i, j], left_sets[i, j] = self._categorical(
                     G[i, j, :c + 1], H[i, j, :c + 1], C[i, j, :c + 1], Gt[i], Ht[i], Ct[i],
                     has_missing=bool(self.seen[j, c]))
-        feature = feature_gain.argmax(axis=1)
+        feature = feature_gain.argmax(axis=1)  # the first of the best (scikit-learn's order)
         table = np.zeros((n_nodes, bins.n_bins), dtype=bool)
+        position = np.full(d, -1)
+        position[numeric] = np.arange(numeric.size)
         for i in range(n_nodes):
             j = feature[i]
             if not feature_gain[i, j] > 0:
                 feature[i] = 0  # no split: every row left
                 continue
-            if j in layout.numeric:
-                k = int(np.flatnonzero(layout.numeric == j)[0])
-                table[i, best_t[i, k] + 1:] = True
+            if position[j] >= 0:
+                candidate = best_numeric[i, position[j]]
+                table[i] = numeric_tables([candidate], B, bins.n_bins)[0]
+                if not self.seen[j, B]:  # no missing value at fit: to the child with more rows
+                    n_left = CL[i, position[j], candidate]
+                    table[i, B] = not n_left > Ct[i] - n_left
                 continue
             c = int(layout.n_categories[j])
             table[i, :c + 1] = True
@@ -223,8 +232,8 @@ class PrivateSplitter:
         Std of the Gaussian noise on each leaf's gradient and hessian sum.
     """
 
-    def __init__(self, *, split_epsilon, grad_std, hess_std, l2_regularization,
-                 n_bins=None, n_categories=None):
+    def __init__(self, *, split_epsilon, grad_std, hess_std, l2_regularization, n_bins,
+                 n_categories=None):
         self.split_epsilon = split_epsilon
         self.grad_std = grad_std
         self.hess_std = hess_std
@@ -233,19 +242,23 @@ class PrivateSplitter:
 
     def split(self, bins, node, n_nodes, g, h, rng):
         layout = self.layout
+        B = layout.n_bins
         G, Gt = bins.histograms(node, n_nodes, g)
-        GL = np.cumsum(layout.numeric_part(G), axis=2)[:, :, :-1]
+        GL = layout.numeric_left(G)  # every (threshold, missing direction): _candidates
         score = np.abs(GL) + np.abs(Gt[:, None, None] - GL)  # sensitivity 1 for |g| <= 1
-        # Exponential mechanism, P ∝ exp(ε_s·u/(2Δ)) with Δ = 1, by Gumbel-max.
+        # Exponential mechanism, P ∝ μ·exp(ε_s·u/(2Δ)) with Δ = 1, by Gumbel-max; the base
+        # measure μ = (B − 1)/(2B − 1) of each numeric candidate gives every feature the
+        # prior mass B − 1 (module docstring).
         half = 0.5 * self.split_epsilon
-        logits = (half * score + rng.gumbel(size=score.shape)).reshape(n_nodes, -1)
+        log_mu = math.log((B - 1) / (2 * B - 1))
+        logits = (log_mu + half * score + rng.gumbel(size=score.shape)).reshape(n_nodes, -1)
         if logits.shape[1] == 0:  # every feature categorical
             logits = np.full((n_nodes, 1), -np.inf)
         best = logits.argmax(axis=1)
-        feature, threshold = np.divmod(best, max(GL.shape[2], 1))
-        threshold = threshold + 1
+        feature, candidate = np.divmod(best, max(GL.shape[2], 1))
+        table = numeric_tables(candidate, B, bins.n_bins)
         if layout.categorical.size == 0:
-            return feature, threshold
+            return feature, table
         best_logit = logits[np.arange(n_nodes), best]
         feature = layout.numeric_feature(feature) if layout.numeric.size else feature
         # Each categorical feature's total weight over its sign patterns (module docstring):
@@ -254,13 +267,12 @@ class PrivateSplitter:
         for j in layout.categorical:
             Gj = G[:, j, :layout.n_categories[j] + 1]
             cat_G.append(Gj)
-            weight = (math.log(layout.n_bins - 1) + np.sum(
+            weight = (math.log(B - 1) + np.sum(
                 np.logaddexp(half * Gj, -half * Gj) - math.log(2.0), axis=1))
             logit = weight + rng.gumbel(size=n_nodes)
             wins = logit > best_logit
             best_logit = np.where(wins, logit, best_logit)
             feature = np.where(wins, j, feature)
-        table = layout.table(feature, threshold, bins.n_bins)
         for k, j in enumerate(layout.categorical):
             nodes = np.flatnonzero(feature == j)
             if nodes.size:

@@ -69,6 +69,7 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = True  # a bin of its own; ±inf is refused
         return tags
 
     def _validate_fit_data(self, X, y, **kwargs):
@@ -84,7 +85,8 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                                  "categorical_features.")
             self.is_categorical_ = None
             self._categories = None
-            return validate_data(self, X, y, dtype=np.float64, **kwargs)
+            return validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                                 **kwargs)
         X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, **kwargs)
         if mask.size != X.shape[1]:  # pragma: no cover - the mask comes from X's columns
             raise ValueError("categorical_features does not match X's columns.")
@@ -95,11 +97,12 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         return self._encode(X, unknown="error"), y
 
     def _encode(self, X, *, unknown):
-        """Float matrix: numeric columns checked finite, categorical ones as codes."""
+        """Float matrix: numeric columns checked finite or NaN, categorical ones as codes."""
         mask = self.is_categorical_
         out = np.empty(X.shape, dtype=np.float64)
         if not mask.all():
-            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64)
+            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64,
+                                        ensure_all_finite="allow-nan")
         names = getattr(self, "feature_names_in_", None)
         for j in np.flatnonzero(mask):
             name = repr(str(names[j])) if names is not None else f"at index {j}"
@@ -178,9 +181,9 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         self.bin_edges_ = edges
         binned = self._binned(X)
         n_categories = self._n_categories()
-        n_bins = self.max_bins
-        if n_categories is not None:  # a categorical feature's codes: c categories, missing
-            n_bins = max(n_bins, int(n_categories.max()) + 1)
+        # A numeric feature's max_bins bins and its missing bin; a categorical feature's
+        # c <= max_bins categories and its missing code c.
+        n_bins = self.max_bins + 1
         bins = SparseBins(binned, n_bins)
         lam = float(self.l2_regularization)
         if plan.private:
@@ -190,10 +193,9 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
                 grad_std=grad_std, hess_std=hess_std, l2_regularization=lam,
                 n_bins=self.max_bins, n_categories=n_categories)
         else:
-            seen = None
-            if n_categories is not None:  # ε = ∞ only: which codes occur at fit
-                seen = np.stack([np.bincount(binned[:, j], minlength=n_bins) > 0
-                                 for j in range(X.shape[1])])
+            # ε = ∞ only: which bins occur at fit (the missing bins, the categories).
+            seen = np.stack([np.bincount(binned[:, j], minlength=n_bins) > 0
+                             for j in range(X.shape[1])])
             splitter = ExactSplitter(l2_regularization=lam,
                                      min_samples_leaf=self.min_samples_leaf,
                                      n_bins=self.max_bins, n_categories=n_categories,
@@ -222,7 +224,8 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
     def _raw_predict(self, X):
         check_is_fitted(self)
         if self.is_categorical_ is None:
-            X = validate_data(self, X, reset=False, dtype=np.float64)
+            X = validate_data(self, X, reset=False, dtype=np.float64,
+                              ensure_all_finite="allow-nan")
         else:  # a category unknown at fit goes with the missing values
             X = validate_data(self, X, reset=False, dtype=None, ensure_all_finite=False)
             X = self._encode(X, unknown="missing")
@@ -277,6 +280,15 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
        (and of the missing value) to the two children, with the score
        ``G_R − G_L`` (sensitivity 1), sampled exactly; with ``epsilon=inf``
        it is scikit-learn's sorted-category split.
+    4. **Missing values** (NaN) of a numeric feature have a bin of their
+       own, as in scikit-learn. Each split sends them left or right: with
+       finite ε the side is chosen by the same exponential mechanism as the
+       threshold, whose candidates are every (threshold, side) pair and the
+       split of the missing values from the rest, for every numeric
+       feature whatever the data holds. Every candidate's score keeps
+       sensitivity 1 and the mechanism's cost does not depend on the number
+       of candidates, so missing values cost nothing (see :ref:`trees`).
+       With ``epsilon=inf`` the side is scikit-learn's. ±inf is refused.
 
     **Privacy.** Every part is zCDP; the whole fit is the curve of one
     Gaussian calibrated to (ε, δ), computed from the parameters alone and
