@@ -43,6 +43,23 @@ _ROWS_PER_STEP = 28.0
 _MIN_STEPS = 10
 _MAX_STEPS = 500
 _AVG_FROM = 0.5
+# Preconditioned schedule, where noise is cheap: from n̂/(28 σ_g) ≥ 250 (where the
+# schedule above would take 250+ steps) and at most 1,000 columns with the intercept (the
+# Gram matrix's n·p² pass then costs less than the 250+ passes it replaces), a share of
+# the gradients' precision releases the noisy Gram matrix, and 20 preconditioned steps
+# follow. Measured on the suite's tables (docs/benchmarks.md, "DPLogisticRegression at
+# scale"): at or above the plain schedule's accuracy wherever n̂/(28 σ_g) ≥ 250.
+_PRECONDITION_FROM = 250.0
+_MAX_GRAM_WIDTH = 1000
+_PRECONDITIONED_STEPS = 20
+_GRAM_SHARE = 0.1
+_PRECONDITIONED_STEP = 2.0
+_PRECONDITIONED_MOMENTUM = 0.0
+# The noisy Gram's eigenvalues are raised by (2√p + 3)·(its noise std): the spectral norm
+# of a p×p symmetric Gaussian matrix is about 2√p std, with Gaussian tails beyond
+# (Bandeira & van Handel 2016, Cor. 3.6), so the metric bounds the true Gram from above
+# with high probability. Post-processing: only the speed of the descent depends on it.
+_SPECTRAL_TAIL = 3.0
 
 
 def _auto_steps(n_hat, sigma_grad):
@@ -54,6 +71,11 @@ def _auto_steps(n_hat, sigma_grad):
     released n̂. Measured on Adult: see the class docstring.
     """
     return int(min(_MAX_STEPS, max(_MIN_STEPS, round(n_hat / (_ROWS_PER_STEP * sigma_grad)))))
+
+
+def _preconditioned(n_hat, sigma_grad, width):
+    """Whether the fit takes the preconditioned schedule: from the released n̂ and public values only."""
+    return n_hat / (_ROWS_PER_STEP * sigma_grad) >= _PRECONDITION_FROM and width <= _MAX_GRAM_WIDTH
 
 
 class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -82,15 +104,28 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
        exponential mechanism over a public log2 grid from 2^-20 to 2^40 at
        ε/5 (:func:`~skdp.linear_model._row_norm.estimate_data_norm`).
     3. A noisy row count n̂ = n + N(0, σ_c²) (sensitivity 1) replaces the
-       private n in the mean loss and the penalty, and sets the number of
-       steps T = n̂/(28 σ_g), between 10 and 500 (``max_iter="auto"``).
-    4. T steps of heavy-ball gradient descent (momentum 0.9, step 2/L with
-       L = Δ²/4 + 1/(C n̂) the smoothness bound, from public and released
-       values) on
+       private n in the mean loss and the penalty, and sets the schedule
+       from r = n̂/(28 σ_g), the data's size in units of the noise.
+    4. Where r < 250 (or the design has over 1,000 columns): T = r steps,
+       between 10 and 500 (``max_iter="auto"``), of heavy-ball gradient
+       descent (momentum 0.9, step 2/L with L = Δ²/4 + 1/(C n̂) the
+       smoothness bound, from public and released values) on
        ``mean log-loss + ||w||² / (2 C n̂)`` (the objective of scikit-learn's
        ``LogisticRegression`` divided by C·n), each on the exact full-batch
-       gradient sum plus N(0, (σ_g√T·Δ)² I). The model is the mean of the
-       iterates of the last T/2 steps (post-processing).
+       gradient sum plus N(0, (σ_g√T·Δ)² I).
+    5. Where r ≥ 250 and the design has at most 1,000 columns, noise is
+       cheap and plain steps are slow on ill-conditioned tables, so the fit
+       is **preconditioned**: 10% of the gradients' precision releases the
+       Gram matrix Σ x̃x̃ᵀ with Gaussian noise (Analyze Gauss, Dwork, Talwar,
+       Thakurta & Zhang 2014; sensitivity ‖x̃‖² ≤ D² + 1), from which a noisy
+       upper bound B on the Hessian follows (Böhning 1992's bound on the
+       log-loss's curvature, raised by the noise's spectral margin); then
+       T = 20 steps w ← w − 2B⁻¹g̃ (the quadratic lower-bound algorithm of
+       Böhning & Lindsay 1988, over-relaxed), each g̃ with noise
+       N(0, (σ_s√T·Δ)² I), σ_s = σ_g/√0.9.
+
+       In both schedules the model is the mean of the iterates of the last
+       T/2 steps (post-processing).
 
     **Privacy.** The Gaussian part has one noise multiplier σ, the smallest
     that meets (ε, δ) together with the norm estimate's curve; it is split
@@ -98,7 +133,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     (1/σ_g² = 0.95/σ²). The T gradient releases at multiplier σ_g√T compose
     to T·α/(2σ_g²T) = α/(2σ_g²) (Mironov 2017, Prop. 7 and Prop. 1), the
     curve of one Gaussian at σ_g whatever T; so T may be chosen from the
-    released n̂ (adaptive composition, Mironov 2017, Prop. 1), and the
+    released n̂ (adaptive composition, Mironov 2017, Prop. 1). The same holds
+    for the preconditioned schedule's split, chosen from n̂: the Gram release
+    at σ_G = σ_g/√0.1 and the steps at σ_s = σ_g/√0.9 compose to
+    α/(2σ_G²) + α/(2σ_s²) = α/(2σ_g²), for every n̂; so the
     charged curve ``[norm curve +] gaussian_rdp(σ_c) + gaussian_rdp(σ_g)``
     is computed from ε, δ and the parameters alone, before the charge. The
     exact n never decides the cost.
@@ -106,8 +144,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     **Schedule.** n̂/σ_g grows like ε·n: few steps when noise dominates (an
     early, averaged model is close to the class balance plus the mean
     gradient, which is how the model keeps above the majority class at small
-    ε·n), up to 500 when noise is cheap, enough to reach scikit-learn's
-    accuracy. Measured (benchmarks/bench_linear_defaults.py and
+    ε·n), more when noise is cheap, and from r = 250 the 20 preconditioned
+    steps, which reach scikit-learn's objective closer than 500 plain steps
+    on the benchmark suite's tables and cost one pass over X each (see
+    docs/benchmarks.md, "DPLogisticRegression at scale"). Measured (benchmarks/bench_linear_defaults.py and
     bench_adult_accuracy.py, δ = 1e-5): on UCI Adult with the public norm
     √14, 0.83 accuracy at ε = 0.1 and 0.846 at ε = 1 (scikit-learn 0.848);
     on breast_cancer (398 training rows, bounds from its documentation)
@@ -132,8 +172,9 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     **Cost.** X is used as given (float64, or float32 read exactly as
     float64), never copied: the row map is kept as one factor per row, and
     each gradient step reads X once, by blocks of 4096 rows. A fit's memory
-    beyond X and y is O(n + d) for two classes (O(n·K + d·K) for K), and each
-    of its T steps is one pass over X (measured against scikit-learn in
+    beyond X and y is O(n + d²) for two classes (O(n·K + d²) for K), and each
+    of its T steps is one pass over X; the preconditioned schedule adds one
+    pass for the Gram matrix (measured against scikit-learn in
     docs/benchmarks.md, "DPLogisticRegression at scale").
 
     Parameters
@@ -359,9 +400,20 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             step_sigma = 0.0
         else:
             n_hat = max(Xa.shape[0] + sigma_count * rng.standard_normal(), 1.0)
-            n_iter = _auto_steps(n_hat, sigma_grad) if steps is None else steps
-            step_sigma = sigma_grad * math.sqrt(n_iter)
-            W = _noisy_gd(Xa, Y, C, penalised, binary, n_hat, n_iter, step_sigma, sensitivity, rng)
+            if _preconditioned(n_hat, sigma_grad, Xa.shape[1]):
+                # 1/σ_g² = 1/σ_G² + 1/σ_s², split after n̂: the same curve (see the docstring).
+                sigma_gram = sigma_grad / math.sqrt(_GRAM_SHARE)
+                sigma_steps = sigma_grad / math.sqrt(1.0 - _GRAM_SHARE)
+                n_iter = _PRECONDITIONED_STEPS if steps is None else steps
+                step_sigma = sigma_steps * math.sqrt(n_iter)
+                metric = _noisy_metric(Xa, C, penalised, binary, n_hat, sigma_gram,
+                                       clipper.data_norm**2 + intercept**2, rng)
+                W = _noisy_gd(Xa, Y, C, penalised, binary, n_hat, n_iter, step_sigma, sensitivity,
+                              rng, metric=metric)
+            else:
+                n_iter = _auto_steps(n_hat, sigma_grad) if steps is None else steps
+                step_sigma = sigma_grad * math.sqrt(n_iter)
+                W = _noisy_gd(Xa, Y, C, penalised, binary, n_hat, n_iter, step_sigma, sensitivity, rng)
 
         coef = W[:-1] if self.fit_intercept else W
         self.coef_ = np.ascontiguousarray(coef.T)
@@ -473,6 +525,24 @@ class _Design:
             grad[:d] -= np.outer(self.clipper.centre, scaled_sum)
         return grad, loss
 
+    def gram(self):
+        """``Σ_i x̃_i x̃_iᵀ``, of shape (p, p) with p = ``self.shape[1]``, by blocks of rows."""
+        d = self.X.shape[1]
+        G = np.zeros((self.shape[1], self.shape[1]))
+        for rows in row_blocks(self.X.shape[0]):
+            A = self.clipper.boxed(self.X[rows])  # x̃ = s·(boxed(x) − c), by the stored s
+            if self.clipper.centre is not None:
+                A = A - self.clipper.centre
+            if self.scales is not None:
+                A = A * self.scales[rows, None]
+            G[:d, :d] += A.T @ A
+            if self.intercept:
+                G[:d, d] += A.sum(axis=0)
+        if self.intercept:
+            G[d, :d] = G[:d, d]
+            G[d, d] = self.X.shape[0]
+        return G
+
     def copy(self):
         """The design as a new dense array of shape ``self.shape`` (O(n·d) memory; for inspection)."""
         Xa = np.empty(self.shape)
@@ -483,7 +553,33 @@ class _Design:
         return Xa
 
 
-def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng):
+def _noisy_metric(Xa, C, penalised, binary, n_hat, sigma, row_norm_sq, rng):
+    """The preconditioner P = B⁻¹, B a noisy upper bound on the objective's Hessian.
+
+    Releases ``Σ x̃x̃ᵀ`` plus a symmetric matrix of N(0, (σ·‖x̃‖²_max)²)
+    entries on and above the diagonal: the Analyze Gauss mechanism (Dwork,
+    Talwar, Thakurta & Zhang 2014, Alg. 1), whose L2 sensitivity is
+    ‖x̃x̃ᵀ‖_F = ‖x̃‖² ≤ ``row_norm_sq`` = D² + intercept² (adding or removing
+    a row). Everything after the release is post-processing: the noisy Gram
+    over n̂, its eigenvalues floored at 0 and raised by the noise's spectral
+    margin (``_SPECTRAL_TAIL``), times the log-loss's curvature bound (1/4
+    binary; 1/2 for softmax, Böhning 1992, Lemma), plus the penalty's
+    1/(C n̂). With an upper bound B, w ← w − B⁻¹∇ is the quadratic
+    lower-bound (MM) algorithm of Böhning & Lindsay 1988, which decreases the
+    objective at every step.
+    """
+    G = Xa.gram()
+    noise = np.triu(rng.standard_normal(G.shape)) * (sigma * row_norm_sq)
+    G += noise + np.triu(noise, 1).T
+    eigenvalues, vectors = np.linalg.eigh(G / n_hat)
+    margin = sigma * row_norm_sq * (2.0 * math.sqrt(G.shape[0]) + _SPECTRAL_TAIL) / n_hat
+    curvature = 0.25 if binary else 0.5
+    bound = (vectors * (curvature * (np.maximum(eigenvalues, 0.0) + margin))) @ vectors.T
+    bound[np.diag_indices_from(bound)] += penalised[:, 0] / (C * n_hat)
+    return np.linalg.inv(bound)
+
+
+def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None):
     """T steps of heavy-ball DP-GD on mean log-loss + ‖w‖²/(2Cn̂), from 0.
 
     ``Xa`` is the fit's :class:`_Design`. Each step adds N(0, (σΔ)² I) to the
@@ -498,9 +594,15 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
     The model is the mean of the iterates of the last half (``_AVG_FROM``),
     which damps the oscillation of heavy-ball steps and averages noise
     (post-processing).
+
+    With a ``metric`` P (:func:`_noisy_metric`), each step is w ← w − P·g̃
+    instead, with no momentum: the MM step, which needs no step size.
     """
-    smoothness = sensitivity**2 / 4.0 + 1.0 / (C * n_hat)
-    step = _STEP / smoothness
+    if metric is None:
+        step = _STEP / (sensitivity**2 / 4.0 + 1.0 / (C * n_hat))
+        momentum = _MOMENTUM
+    else:
+        step, momentum = _PRECONDITIONED_STEP, _PRECONDITIONED_MOMENTUM
     W = np.zeros((Xa.shape[1], Y.shape[1]))
     velocity = np.zeros_like(W)
     average = np.zeros_like(W)
@@ -513,7 +615,7 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
         grad_sum, _ = Xa.gradient(W, residual)
         noise = sigma * sensitivity * rng.standard_normal(W.shape)
         grad = (grad_sum + noise) / n_hat + penalised * W / (C * n_hat)
-        velocity = _MOMENTUM * velocity + grad
+        velocity = momentum * velocity + (grad if metric is None else metric @ grad)
         W = W - step * velocity
         if t >= start:
             average += (W - average) / (t - start + 1)

@@ -82,6 +82,46 @@ def test_the_curve_does_not_depend_on_n_but_the_steps_may():
     assert steps[0] == 10 and steps[1] > 100  # the floor of 10, and n̂/(28σ_g)
 
 
+def test_large_sizes_take_the_preconditioned_schedule_at_the_same_cost():
+    """From n̂/(28σ_g) ≥ 250: a noisy Gram matrix, 20 steps, the same charged curve."""
+    rng = np.random.default_rng(3)
+    n, d = 40_000, 5
+    X = rng.uniform(-1, 1, size=(n, d)) * [1.0, 0.5, 0.2, 0.05, 0.01]  # ill-conditioned
+    y = (X @ [1.0, -2.0, 5.0, 20.0, 0.0] + rng.logistic(size=n) > 0).astype(int)
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0)
+    small = DPLogisticRegression(**kw).fit(X[:2000], y[:2000])
+    large = DPLogisticRegression(**kw).fit(X, y)
+    assert large.privacy_curve_ == small.privacy_curve_
+    sigma_grad = small.noise_multiplier_ / math.sqrt(small.n_iter_)
+    assert n / (28 * sigma_grad) > 300 and small.n_iter_ < 100
+    # 10% of the gradients' precision went to the Gram matrix: σ_s = σ_g/√0.9.
+    assert large.n_iter_ == 20
+    assert large.noise_multiplier_ == pytest.approx(sigma_grad / math.sqrt(0.9) * math.sqrt(20))
+    exact = LogisticRegression(C=1.0).fit(X, y)
+    assert abs(large.score(X, y) - exact.score(X, y)) < 0.005
+    # The scores, not the coefficients: at ε = 1 the 0.01-wide column's is mostly noise.
+    assert np.corrcoef(large.decision_function(X), exact.decision_function(X))[0, 1] > 0.99
+
+
+def test_gram_of_the_design_and_its_sensitivity():
+    """The Gram matrix is that of the clipped rows; a row moves it by ‖x̃‖² ≤ D² + 1 in Frobenius norm."""
+    from skdp.linear_model._logistic import _Design
+    from skdp.linear_model._row_norm import RowClipper, box_centre_and_norm
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.uniform(-3, 5, size=(300, 3)), [[1e6, -1e6, 0.0]], 5.0 * np.eye(3)])
+    centre, norm = box_centre_and_norm(np.full(3, -1.0), np.full(3, 2.0), centre=True)
+    for clipper in (RowClipper(lower=-1.0, upper=2.0, centre=centre, data_norm=norm),
+                    RowClipper(data_norm=0.7)):
+        design = _Design(X, clipper, fit_intercept=True)
+        dense = design.copy()
+        np.testing.assert_allclose(design.gram(), dense.T @ dense, rtol=1e-12, atol=1e-9)
+        bound = clipper.data_norm**2 + 1.0
+        for i in range(X.shape[0]):  # remove each row in turn: the neighbour's Gram
+            change = np.linalg.norm(np.triu(np.outer(dense[i], dense[i])))
+            assert change <= bound * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("n_hat, sigma, steps", [(10.0, 5.0, 10), (28_000.0, 10.0, 100),
                                                  (1e9, 1.0, 500)])
 def test_auto_steps(n_hat, sigma, steps):

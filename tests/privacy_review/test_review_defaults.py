@@ -152,10 +152,11 @@ def gd_calls(monkeypatch):
     calls = []
     original = logistic_module._noisy_gd
 
-    def spy(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng):
+    def spy(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None):
         calls.append(dict(Xa=Xa.copy(), Y=Y.copy(), n_hat=n_hat, steps=steps, sigma=sigma,
-                          sensitivity=sensitivity, binary=binary))
-        return original(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng)
+                          sensitivity=sensitivity, binary=binary, metric=metric))
+        return original(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng,
+                        metric=metric)
 
     monkeypatch.setattr(logistic_module, "_noisy_gd", spy)
     return calls
