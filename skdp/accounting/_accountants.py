@@ -140,6 +140,7 @@ def _lattice(leaf):
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _loss_variance(leaf):
     """An estimate of the variance of one run's privacy loss (only used to size the grid)."""
     sigma = _is_plain_gaussian(leaf)
@@ -169,6 +170,7 @@ def _loss_variance(leaf):
     raise ValueError(f"no PLD for {leaf!r}.")  # pragma: no cover - supports() comes first
 
 
+@functools.lru_cache(maxsize=4096)
 def _loss_span(leaf, tail):
     """About how wide one run's privacy loss is on the grid (before truncation at ``tail``)."""
     z = _mech._z(tail)
@@ -374,7 +376,7 @@ class PLDAccountant(_Accountant):
         step = min(step_var, step_res)
         span = max(_loss_span(leaf, tail) for leaf, _ in active)
         if span > (1 << 14) * step:
-            width = self._pilot_width(active, step, tail)
+            width = self._width(active, step, tail)
             step = max(min(step_var, max(step_res, width / (1 << 17))), width / _MAX_CELLS)
         lattices = [_lattice(leaf) for leaf, _ in active]
         if all(g is not None for g in lattices):
@@ -383,6 +385,10 @@ class PLDAccountant(_Accountant):
             if all(abs(x / g - round(x / g)) <= 1e-9 * x / g for x in lattices):
                 step = g / math.ceil(g / step - 1e-9)
         return step
+
+    def _width(self, active, step, tail):
+        """The window width that sizes the grid (a subclass may reuse one it measured)."""
+        return self._pilot_width(active, step, tail)
 
     def _pilot_width(self, active, step, tail):
         """The width of the composition's window (or of one run's PLD if wider), on a coarse pilot grid.
@@ -625,7 +631,7 @@ def _pld_epsilon(key, delta):
     return _pld_of(key).epsilon(delta)
 
 
-def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
+def compose_spend(total, leaves, rest, delta, *, accountant="tightest", pld=None):
     """ε at ``delta`` of a composition, by ``accountant``, and how it was found.
 
     Parameters
@@ -644,6 +650,9 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
         Thm. 3.16; the best of a few shares δ_a), or the RDP of ``total`` if
         there is no PLD part. ``"tightest"``: the smaller of both (each is an
         upper bound, so the smaller is valid).
+    pld : PLDAccountant, optional
+        An accountant that holds exactly ``leaves`` (a budget's running
+        state); by default one is composed (and cached) for them.
 
     Returns
     -------
@@ -654,7 +663,14 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
     """
     check_accountant(accountant)
     delta = _check_delta(delta)
-    key = _leaves_key(leaves)
+    if pld is not None:
+        key = any(c for _, c in leaves)
+        pld_epsilon = pld.epsilon
+    elif accountant == "rdp":
+        key = any(c for _, c in leaves)  # only whether there are any
+    else:
+        key = _leaves_key(leaves)
+        pld_epsilon = functools.partial(_pld_epsilon, key)
     results = []
     if accountant in ("tightest", "rdp") or not key:
         if total.delta > delta:
@@ -665,7 +681,7 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
         results.append((eps_r, delta_r, "rdp"))
     if accountant in ("tightest", "pld") and key:
         if rest is None:
-            results.append((_pld_epsilon(key, delta), delta, "pld"))
+            results.append((pld_epsilon(delta), delta, "pld"))
         else:
             best = math.inf
             for share in _SHARES if delta > 0 else (0.0,):
@@ -673,7 +689,7 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest"):
                 d_rdp = delta - d_pld
                 eps = rest.epsilon(d_rdp) if rest.delta <= d_rdp else math.inf
                 if eps < best:
-                    best = min(best, eps + _pld_epsilon(key, d_pld))
+                    best = min(best, eps + pld_epsilon(d_pld))
             results.append((best, delta, "pld+rdp"))
     # the first smallest: RDP is listed first, so a tie reports RDP
     return min(results, key=lambda r: r[0])

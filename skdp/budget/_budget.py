@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..accounting import RDPCurve, check_orders
 from ..accounting._accountants import check_accountant, compose_spend, spend_of
 from ..accounting._conversions import _check_delta
+from ..accounting._running import RunningPLDAccountant
 from ..exceptions import BudgetExceededError
 from . import _ledger, _postgres
 
@@ -128,7 +129,15 @@ class PrivacyBudget:
       PLD accountant does not analyse, such as ρ-zCDP) are composed by their
       RDP curves, and the two parts are joined by basic composition: ε_PLD at
       δ_a plus ε_RDP at δ − δ_a, the best of a few splits of δ (Dwork & Roth
-      2014, Thm. 3.16). With no PLD part at all it is ``"rdp"``.
+      2014, Thm. 3.16). With no PLD part at all it is ``"rdp"``. A handle
+      keeps the composed PLDs of the events it last saw and convolves each
+      new charge into them (a few FFTs, however many charges the ledger
+      holds); the state is checked, inside each transaction, against the
+      events the ledger holds then (other processes' charges included) and
+      composed again from them when it does not match. Its ε is an upper
+      bound like a full composition's, on another grid, so two handles may
+      report ε differing in the last digits; a charge that the state puts
+      over the cap is decided by a full composition.
     - ``"tightest"`` (the default): the smaller of both, valid because both
       are upper bounds.
 
@@ -215,6 +224,7 @@ class PrivacyBudget:
         self._accountant = check_accountant(accountant)
         self._store = _make_ledger(ledger)
         self._seen = None  # (id, time) of the last charge this handle saw
+        self._pld = None  # running PLD state (see _spend_with)
         params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist(),
                   "accountant": self.accountant}
         stored = self._store.create(_encode(params))
@@ -337,12 +347,45 @@ class PrivacyBudget:
     def _within_cap(self, eps):
         return eps <= self.epsilon * (1.0 + _CAP_RTOL)
 
-    def _spend(self, total):
-        """(ε, δ used, how) of a total, by this budget's accountant."""
+    def _spend(self, total, *, keep=True):
+        """(ε, δ used, how) of a total, by this budget's accountant.
+
+        ``keep``: make the PLD state of ``total`` the handle's running state
+        (only for a total that the ledger holds).
+        """
+        out, state = self._spend_with(total)
+        if keep and state is not None:
+            self._pld = state
+        return out
+
+    def _spend_with(self, total):
+        """((ε, δ used, how), PLD state) of a total.
+
+        The PLD part starts from the handle's running state: the composed
+        PLDs of the events it last saw, which are a function of that multiset
+        of events alone. The state is extended only when ``total``'s events
+        (read from the ledger in the caller's transaction, so they include
+        every other process's charges) contain that multiset, and is
+        composed again from scratch otherwise (see
+        :mod:`skdp.accounting._running`).
+        """
         if not total.n_charges:
-            return 0.0, 0.0, self._how_empty()
-        return compose_spend(total.curve, total.leaf_items(), total.rest, self.delta,
-                             accountant=self.accountant)
+            return (0.0, 0.0, self._how_empty()), None
+        leaves = total.leaf_items()
+        state = None
+        if self.accountant != "rdp" and leaves:
+            base = self._pld if self._pld is not None else RunningPLDAccountant()
+            state = base.with_leaves(leaves)
+        out = compose_spend(total.curve, leaves, total.rest, self.delta,
+                            accountant=self.accountant, pld=state)
+        if state is not None and state.incremental and not self._within_cap(out[0]):
+            # Over the cap by the extended state: decide by a full composition
+            # (both are upper bounds), which then becomes the state.
+            state = RunningPLDAccountant().with_leaves(leaves)
+            out = min(out, compose_spend(total.curve, leaves, total.rest, self.delta,
+                                         accountant=self.accountant, pld=state),
+                      key=lambda r: r[0])
+        return out, state
 
     def _how_empty(self):
         return "rdp" if self.accountant == "rdp" else "pld"
@@ -372,13 +415,14 @@ class PrivacyBudget:
             raise TypeError(f"charge() takes an RDPCurve; got {type(curve).__name__}.")
         label = curve.mechanism if label is None else str(label)
         alone = spend_of(curve, self.delta, accountant=self.accountant)[0]
+        state = None
         with self._connect(write=True) as tx:
             prior = tx.read_total(self.orders)
             eps_total, how = self._over_delta(prior, curve)
             # Composed before the insert: if it fails, nothing is recorded.
             total = prior.plus(curve) if self._within_cap(eps_total) else None
             if total is not None and how is None:
-                eps_total, _, how = self._spend(total)
+                (eps_total, _, how), state = self._spend_with(total)
             if not self._within_cap(eps_total):
                 spent = self._spend(prior)[0]
                 raise BudgetExceededError(
@@ -390,6 +434,8 @@ class PrivacyBudget:
             charge_id, when = tx.insert_charge(label=label, epsilon=alone, curve=curve,
                                                total_epsilon=eps_total, composed_by=how)
             tx.write_total(total, last_id=charge_id)
+        if state is not None:  # committed: the ledger now holds what the state composes
+            self._pld = state
         return Charge(charge_id, when, label, alone, curve, os.getpid(), eps_total, how)
 
     def can_afford(self, curve):
@@ -400,7 +446,7 @@ class PrivacyBudget:
             prior = tx.read_total(self.orders)
         eps, how = self._over_delta(prior, curve)
         if how is None and self._within_cap(eps):
-            eps = self._spend(prior.plus(curve))[0]
+            eps = self._spend(prior.plus(curve), keep=False)[0]
         return self._within_cap(eps)
 
     def _over_delta(self, prior, curve):
@@ -708,4 +754,5 @@ def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant
     budget._orders = check_orders(orders)
     budget._store = _make_ledger(path, temporary=temporary, identity=identity)
     budget._seen = None if seen is None else tuple(seen)  # the last charge the sender saw
+    budget._pld = None  # the running PLD state is this process's own
     return budget

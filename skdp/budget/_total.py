@@ -17,7 +17,10 @@ backend hands it:
     back, leaving it normally commits.
 """
 
+import collections
+import functools
 import json
+import threading
 
 from ..accounting import RDPCurve, event_from_dict
 from ..accounting._accountants import pld_leaves
@@ -62,10 +65,18 @@ class Total:
         return [(leaf, c) for leaf, c in self.leaves.items() if c]
 
     def state(self):
-        return {
-            "leaves": [[leaf.to_dict(), c] for leaf, c in self.leaves.items() if c],
-            "rest": None if self.rest is None else _named(self.rest.to_dict(), "charges without a PLD"),
-        }
+        return json.loads(self.state_text())
+
+    def state_text(self):
+        """:meth:`state` as JSON text, each event's text made once per process (a ledger
+        may hold thousands of distinct events)."""
+        leaves = ", ".join(f"[{_event_text(leaf)}, {int(c)}]" for leaf, c in self.leaves.items() if c)
+        return f'{{"leaves": [{leaves}], "rest": {self._rest_text()}}}'
+
+    def _rest_text(self):
+        if self.rest is None:
+            return "null"
+        return json.dumps(_named(self.rest.to_dict(), "charges without a PLD"))
 
     @classmethod
     def from_state(cls, curve, n_charges, state):
@@ -75,6 +86,11 @@ class Total:
             leaves[leaf] = leaves.get(leaf, 0) + int(c)
         rest = None if state["rest"] is None else RDPCurve.from_dict(state["rest"])
         return cls(curve, leaves, rest, n_charges)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _event_text(event):
+    return json.dumps(event.to_dict())
 
 
 def _named(d, name):
@@ -123,15 +139,47 @@ def total_texts(total):
     data.pop("event", None)
     # The composed mechanism names would grow with every charge.
     data["mechanism"] = f"composition of {total.n_charges} charges"
-    return json.dumps(data), json.dumps(total.state())
+    curve_text, state_text = json.dumps(data), total.state_text()
+    # what reading these texts back gives, without decoding every event again
+    rest = total._rest_text()
+    _remember((total.n_charges, curve_text, state_text), Total(
+        RDPCurve.from_dict(json.loads(curve_text)),
+        total.leaves,  # no zero counts: a charge only adds
+        None if rest == "null" else RDPCurve.from_dict(json.loads(rest)),
+        total.n_charges,
+    ))
+    return curve_text, state_text
+
+
+# The last few totals written or read, by their texts (a Total is never
+# changed in place): a handle that charges a ledger alone reads back the
+# texts it wrote, and decoding thousands of events takes longer than a charge.
+_KNOWN = collections.OrderedDict()
+
+
+_KNOWN_LOCK = threading.Lock()
+
+
+def _remember(key, total):
+    with _KNOWN_LOCK:  # handles charged from several threads
+        _KNOWN[key] = total
+        _KNOWN.move_to_end(key)
+        while len(_KNOWN) > 8:
+            _KNOWN.popitem(last=False)
 
 
 def total_from_texts(n_charges, curve_text, state_text):
     """The stored running total, or None when it cannot be read (then recompose)."""
     if curve_text is None or state_text is None or n_charges is None:
         return None  # none stored, or one written by an older skdp (no PLD state)
+    key = (int(n_charges), curve_text, state_text)
+    total = _KNOWN.get(key)
+    if total is not None:
+        return total
     try:
-        return Total.from_state(RDPCurve.from_dict(json.loads(curve_text)), n_charges,
-                                json.loads(state_text))
+        total = Total.from_state(RDPCurve.from_dict(json.loads(curve_text)), int(n_charges),
+                                 json.loads(state_text))
     except (ValueError, TypeError, KeyError):
         return None  # a state this version cannot read
+    _remember(key, total)
+    return total

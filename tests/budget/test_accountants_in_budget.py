@@ -114,15 +114,19 @@ def test_budget_epsilon_is_the_min_of_rdp_and_pld_of_the_same_events(tmp_path, d
         pld.compose(curve.event)
         rdp.compose(curve.event)
         eps_pld, eps_rdp = pld.epsilon(delta), rdp.epsilon(delta)
-        assert budgets["pld"].spent()[0] == pytest.approx(eps_pld, rel=1e-9)  # FFT products in another order
+        # the budget extends its running PLD state charge by charge, on the grid
+        # it started with rather than the one a full composition picks: both
+        # are upper bounds, close to each other
+        assert budgets["pld"].spent()[0] == pytest.approx(eps_pld, rel=1e-3)
         assert budgets["rdp"].spent()[0] == pytest.approx(eps_rdp, rel=1e-12)
-        assert budgets["tightest"].spent()[0] == pytest.approx(min(eps_pld, eps_rdp), rel=1e-9)
+        assert budgets["tightest"].spent()[0] == pytest.approx(min(eps_pld, eps_rdp), rel=1e-3)
     # PLD is the tighter one on this ledger (the test has power)
     assert budgets["tightest"].spent()[0] < 0.97 * budgets["rdp"].spent()[0]
     # re-accounted from the file alone, by either accountant
     for a, budget in budgets.items():
-        again = PrivacyBudget.open(budget.path)
-        assert again.accountant == a and again.spent() == budget.spent()
+        again = PrivacyBudget.open(budget.path)  # composes from scratch: no running state yet
+        assert again.accountant == a
+        assert again.spent() == (budget.spent() if a == "rdp" else pytest.approx(budget.spent(), rel=1e-3))
 
 
 def test_refusal_uses_the_same_accountant_as_spent(tmp_path):
@@ -133,7 +137,8 @@ def test_refusal_uses_the_same_accountant_as_spent(tmp_path):
     budget = PrivacyBudget(tight, 1e-5, ledger=tmp_path / "a.sqlite")
     for _ in range(n):
         budget.charge(curve)
-    assert budget.spent()[0] == pytest.approx(tight, rel=1e-12)
+    assert budget.spent()[0] == pytest.approx(tight, rel=1e-3)  # the running state's grid
+    assert budget.spent()[0] <= tight * (1 + 1e-12)  # over the cap it is checked by a full composition
     with pytest.raises(BudgetExceededError, match="accountant 'tightest'"):
         budget.charge(curve)
     assert len(budget) == n
@@ -212,9 +217,75 @@ def test_a_charge_on_a_ledger_of_1000_charges_does_not_recompose_it(tmp_path, mo
     for c in budget.ledger:
         pld.compose(c.event)
     assert charge.total_epsilon == pytest.approx(min(pld.epsilon(1e-5), budget.total_curve().epsilon(1e-5)),
-                                                 rel=1e-12)
+                                                 rel=1e-4)
+    assert budget._pld.incremental  # extended, not composed again
     # the target is 50 ms (benchmarks/bench_budget.py); leave room for a loaded machine
     assert min(times) < 0.5
+
+
+# -- the running PLD state of a handle, kept across charges and processes ---------------
+def _exact_pure_epsilon(epsilons, delta):
+    """The exact ε at δ of ε-DP randomized responses composed (their PLD enumerated)."""
+    import itertools
+
+    losses, probs = [], []
+    for signs in itertools.product((1, -1), repeat=len(epsilons)):
+        losses.append(sum(s * e for s, e in zip(signs, epsilons)))
+        probs.append(math.prod(1 / (1 + math.exp(-s * e)) for s, e in zip(signs, epsilons)))
+    losses, probs = np.array(losses), np.array(probs)
+    lo, hi = 0.0, sum(epsilons)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if np.sum(probs * np.maximum(0.0, 1 - np.exp(mid - losses))) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def test_two_handles_extend_their_states_by_each_others_charges(tmp_path):
+    # two handles (two processes' worth of state) on one ledger, charging in turn
+    path = tmp_path / "shared.sqlite"
+    a = PrivacyBudget(math.inf, 1e-5, ledger=path, accountant="pld")
+    b = PrivacyBudget.open(path)
+    epsilons = [0.0137, 0.353, 0.6071, 0.912, 0.4433, 1.31]
+    for k, e in enumerate(epsilons, start=1):
+        (a if k % 2 else b).charge(pure_dp_rdp(e))
+        exact = _exact_pure_epsilon(epsilons[:k], 1e-5)
+        for handle in (a, b):
+            eps = handle.spent()[0]
+            assert exact * (1 - 1e-12) <= eps <= exact * 1.01
+    # each state was extended by the other handle's charges, not composed again
+    assert a._pld.incremental and b._pld.incremental
+    # what can_afford composes is not kept: the ledger does not hold it
+    state = a._pld
+    assert a.can_afford(pure_dp_rdp(0.5)) and a._pld is state
+    # a pickled handle starts without a state (it is the process's own)
+    import pickle
+
+    assert pickle.loads(pickle.dumps(a))._pld is None
+
+
+def test_a_charge_over_the_cap_by_the_running_state_is_decided_by_a_full_composition(tmp_path):
+    # a cap at the full composition's ε of five charges: the running state
+    # composes the Gaussians one by one (not merged into one) and ends a
+    # little above it (3.1533543 against 3.1533539); the fifth charge fits
+    curves = [laplace_rdp(2.0)] + [gaussian_rdp(3.0)] * 4
+    pld = PLDAccountant()
+    for c in curves:
+        pld.compose(c.event)
+    cap = pld.epsilon(1e-5)
+    budget = PrivacyBudget(cap, 1e-5, ledger=tmp_path / "cap.sqlite", accountant="pld")
+    for c in curves[:-1]:
+        budget.charge(c)
+    state = budget._pld
+    assert state.incremental
+    over = state.with_leaves([(curves[0].event, 1), (GaussianEvent(3.0), 4)]).epsilon(1e-5)
+    assert over > cap * (1 + 1e-9)  # the running state alone would refuse it
+    budget.charge(curves[-1])
+    assert budget.spent()[0] == cap and not budget._pld.incremental
+    with pytest.raises(BudgetExceededError):
+        budget.charge(laplace_rdp(5.0))
 
 
 # -- estimators calibrated by the tightest accountant fit their own cap -------------------

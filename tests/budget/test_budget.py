@@ -160,7 +160,7 @@ def test_pure_dp_charges_at_positive_delta_use_the_smaller_bound():
     expected = (30 * pure_dp_rdp(0.05)).epsilon(1e-5)
     assert eps == pytest.approx(expected, rel=1e-12)
     # A few large ones: the plain sum is the smaller bound, reported at δ = 0.
-    pure = PrivacyBudget(10.0, 1e-5)
+    pure = PrivacyBudget(10.0, 1e-5, accountant="rdp")
     pure.charge(pure_dp_rdp(2.0))
     pure.charge(pure_dp_rdp(3.0))
     assert pure.spent() == (5.0, 0.0)
