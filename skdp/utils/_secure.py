@@ -16,8 +16,9 @@ on (0, 1): (k + 1/2) 2^-52 for a 52-bit k, both exact in binary64):
   ``w mod r`` otherwise: uniform on ``r`` values with no modulo bias
   (Lemire 2019, "Fast random integer generation in an interval", sec. 3).
 - ``standard_normal``: Box–Muller (Box & Muller 1958), ``sqrt(-2 ln v) cos(2π u)``
-  and the matching sine: exact normals of the discretised uniforms; the
-  tail beyond ``sqrt(2 ln 2^53)`` ≈ 8.6σ (mass < 1e-17) is cut.
+  and the matching sine: exact normals of the discretised uniforms; no draw
+  exceeds ``sqrt(2 ln 2^53)`` ≈ 8.57 in absolute value (the normal law puts
+  about 1e-17 there).
 - ``laplace``: inverse CDF, ``-sign(v - 1/2) ln(1 - 2|v - 1/2|)``
   (every step exact in binary64 for this grid of ``v``).
 - ``gumbel``: inverse CDF, ``-ln(-ln v)``.
