@@ -117,7 +117,7 @@ def seeded_secure(monkeypatch):
     some tests compare a secure fit with the secure :mod:`skdp.stats`
     function run on the same seed. With ``monkeypatch`` (pytest's fixture),
     a secure fit with an int seed gets a
-    :class:`~skdp.utils._secure.SecureGenerator` that reads its bytes from
+    ``SecureGenerator`` (``skdp.utils._secure``) that reads its bytes from
     numpy's generator on that seed instead of :func:`os.urandom`: the same
     samplers run, reproducibly, and their bytes are those of
     ``np.random.default_rng(seed).bytes``, as for the seeded statistics.

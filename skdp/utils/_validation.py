@@ -225,7 +225,7 @@ def check_generator(random_state, *, secure=False):
     ``RandomState`` seeds a new generator from one draw.
 
     With ``secure=True`` the generator is a
-    :class:`~skdp.utils._secure.SecureGenerator`: every draw comes from the
+    ``SecureGenerator`` (``skdp.utils._secure``): every draw comes from the
     operating system's CSPRNG (:func:`os.urandom`), and ``random_state`` must
     be ``None``: a seed makes the noise reproducible, which is what
     ``secure=True`` excludes (see :ref:`secure_randomness`). An estimator
