@@ -38,7 +38,8 @@ class DPRandomForestClassifier(_BaseCountTrees):
     Parameters
     ----------
     n_estimators : int >= 1, default=10
-    epsilon, delta, bounds, classes, max_bins, budget, random_state, secure
+    epsilon, delta, bounds, classes, categorical_features, categories, max_bins, budget, \
+random_state, secure
         As in :class:`~skdp.tree.DPDecisionTreeClassifier`.
     max_depth : int in [1, 12], default=6
     max_features : "sqrt", int or None, default="sqrt"
@@ -46,7 +47,7 @@ class DPRandomForestClassifier(_BaseCountTrees):
 
     Attributes
     ----------
-    classes_, bin_edges_, bounds_, split_epsilon_, leaf_noise_std_
+    classes_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
@@ -64,13 +65,16 @@ class DPRandomForestClassifier(_BaseCountTrees):
     """
 
     def __init__(self, n_estimators=10, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
-                 classes=None, max_depth=6, max_features="sqrt", max_bins=32, budget=None,
-                 random_state=None, secure=False):
+                 classes=None, categorical_features="from_dtype", categories=None, max_depth=6,
+                 max_features="sqrt", max_bins=32, budget=None, random_state=None,
+                 secure=False):
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.classes = classes
+        self.categorical_features = categorical_features
+        self.categories = categories
         self.max_depth = max_depth
         self.max_features = max_features
         self.max_bins = max_bins

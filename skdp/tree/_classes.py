@@ -14,6 +14,10 @@ A tree is complete to ``max_depth`` over the bins of
   Friedman & Schuster 2010, Sec. 4.3). One level of a tree is one
   ε_s-exponential mechanism (its nodes hold disjoint rows), ε_s²/8-zCDP
   (Cesar & Rogers 2021, Lemma 3.2).
+- a categorical feature (public categories, :mod:`._categorical`): the
+  same mechanism over (categories' sign pattern, class a, class b) with the
+  score C_L,a + C_R,b (sensitivity 1), sampled exactly
+  (:meth:`CountSplitter._private_categorical`).
 - leaves: the class counts of every leaf plus Gaussian noise, one
   histogram of L2 sensitivity 1 (Mironov 2017, Prop. 7 for its curve).
 
@@ -27,13 +31,14 @@ import math
 import numbers
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
-from ._binning import apply_bins, bin_edges, quantile_edges
 from ._candidates import left_sums, numeric_tables
+from ._categorical import FeaturesMixin
 from ._grower import grow_tree
 from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
@@ -56,56 +61,147 @@ def tree_curve(epsilon, delta):
     return zcdp_rdp(SPLIT_SHARE * rho) + leaves
 
 
-class CountSplitter:
-    """Splits and leaves of a class-count tree (see the module docstring)."""
+def _gini_gain(left, right, totals):
+    """Gini decrease Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R − Σ_k C_k²/n per candidate (ε = ∞)."""
+    n_left, n_right = left.sum(axis=0), right.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = (left**2).sum(axis=0) / n_left + (right**2).sum(axis=0) / n_right
+    parent = (totals**2).sum(axis=0) / np.maximum(totals.sum(axis=0), 1)
+    return np.where((n_left > 0) & (n_right > 0), score - parent[..., None, None], -np.inf)
 
-    def __init__(self, *, split_epsilon, count_std, max_features, n_features):
+
+def _gini_categorical(counts, totals):
+    """Best Gini decrease and right sets of one categorical feature in each node (ε = ∞).
+
+    The codes present in the node, sorted by the share of one class and cut
+    at every point: with two classes this finds the best partition
+    (Breiman et al. 1984, Thm. 4.5); with more, each class's order is tried.
+    ``counts`` (nodes, codes, k), ``totals`` (nodes, k).
+    """
+    n_nodes, n_codes, k = counts.shape
+    best = np.full(n_nodes, -np.inf)
+    sets = np.zeros((n_nodes, n_codes), dtype=bool)
+    n_code = counts.sum(axis=2)
+    for i in range(n_nodes):
+        present = np.flatnonzero(n_code[i] > 0)
+        if present.size < 2:
+            continue
+        share = counts[i, present] / n_code[i, present, None]
+        for c in range(1 if k == 2 else k):
+            order = present[np.argsort(share[:, c], kind="stable")]
+            left = np.cumsum(counts[i, order], axis=0)[:-1].T  # (k, cuts)
+            gain = _gini_gain(left[:, None, None, :], totals[i][:, None, None, None] - left[
+                :, None, None, :], totals[i][:, None])[0, 0]
+            cut = int(gain.argmax())
+            if gain[cut] > best[i]:
+                best[i] = gain[cut]
+                sets[i] = False
+                sets[i, order[cut + 1:]] = True
+    return best, sets
+
+
+class CountSplitter:
+    """Splits and leaves of a class-count tree (see the module docstring).
+
+    ``n_bins`` is the number of bins of a numeric feature's values (its
+    missing bin is ``n_bins``); ``n_categories`` the categories of each
+    feature (0: numeric), or None when every feature is numeric.
+    """
+
+    def __init__(self, *, split_epsilon, count_std, max_features, n_features, n_bins,
+                 n_categories=None):
         self.split_epsilon = split_epsilon
         self.count_std = count_std
         self.max_features = max_features
         self.n_features = n_features
+        self.n_bins = n_bins
+        n_categories = np.zeros(n_features, np.int64) if n_categories is None else n_categories
+        self.n_categories = np.asarray(n_categories, dtype=np.int64)
+        self.numeric = np.flatnonzero(self.n_categories == 0)
 
     def split(self, bins, node, n_nodes, Y, _, rng):
         """(feature, bool row over the bins: True goes right) of each node."""
         k = Y.shape[1]
-        B = bins.n_bins - 1  # the value bins; bin B holds the missing values
+        B = self.n_bins
+        numeric = self.numeric
+        hist = np.stack([bins.histograms(node, n_nodes, Y[:, c])[0]
+                         for c in range(k)])  # (k, nodes, d, bins)
+        totals = hist[:, :, 0, :].sum(axis=2)  # (k, nodes)
         # Left class counts of every (threshold, missing direction): _candidates.
-        left = np.stack([left_sums(bins.histograms(node, n_nodes, Y[:, c])[0], B)
-                         for c in range(k)])  # (k, nodes, d, 2B − 1)
-        totals = np.stack([np.bincount(node, weights=Y[:, c], minlength=n_nodes)
-                           for c in range(k)])
+        left = left_sums(hist[:, :, numeric], B)  # (k, nodes, numeric, 2B − 1)
         right = totals[:, :, None, None] - left
+        d = self.n_features
+        feature_logit = np.full((n_nodes, d), -np.inf)
         if self.split_epsilon == math.inf:  # Gini: Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R
-            n_left, n_right = left.sum(axis=0), right.sum(axis=0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                score = (left**2).sum(axis=0) / n_left + (right**2).sum(axis=0) / n_right
-            parent = (totals**2).sum(axis=0) / np.maximum(totals.sum(axis=0), 1)
-            score = np.where((n_left > 0) & (n_right > 0), score - parent[:, None, None],
-                             -np.inf)
+            score = _gini_gain(left, right, totals)
         else:  # sensitivity 1: one row moves one class count of one child by 1
             score = 0.5 * self.split_epsilon * (left.max(axis=0) + right.max(axis=0))
             score = score + rng.gumbel(size=score.shape)  # the exponential mechanism
+        candidate = np.zeros((n_nodes, d), dtype=np.int64)
+        if numeric.size:
+            candidate[:, numeric] = score.argmax(axis=2)
+            feature_logit[:, numeric] = score.max(axis=2)
+        categorical = np.flatnonzero(self.n_categories)
+        sets = {}
+        for j in categorical:  # (nodes, codes, k) counts of the categories and the missing
+            counts = np.moveaxis(hist[:, :, j, :self.n_categories[j] + 1], 0, 2)
+            if self.split_epsilon == math.inf:
+                feature_logit[:, j], sets[j] = _gini_categorical(counts, totals.T)
+            else:
+                feature_logit[:, j], sets[j] = self._private_categorical(counts, rng)
         if self.max_features < self.n_features:  # features drawn per node, public randomness
             drawn = np.argsort(rng.random((n_nodes, self.n_features)), axis=1)
             masked = np.ones((n_nodes, self.n_features), dtype=bool)
             np.put_along_axis(masked, drawn[:, :self.max_features], False, axis=1)
-            score = np.where(masked[:, :, None], -np.inf, score)
-        flat = score.reshape(n_nodes, -1)
-        best = flat.argmax(axis=1)
-        feature, candidate = np.divmod(best, 2 * B - 1)
-        table = numeric_tables(candidate, B, bins.n_bins)
+            feature_logit = np.where(masked, -np.inf, feature_logit)
+        rows = np.arange(n_nodes)
+        feature = feature_logit.argmax(axis=1)
+        table = numeric_tables(candidate[rows, feature], B, bins.n_bins)
+        for j in categorical:
+            nodes = np.flatnonzero(feature == j)
+            table[nodes] = False
+            table[nodes, :self.n_categories[j] + 1] = sets[j][nodes]
         if self.split_epsilon == math.inf:
-            rows = np.arange(n_nodes)
-            none = ~(flat[rows, best] > 1e-12)
+            none = ~(feature_logit[rows, feature] > 1e-12)
             table[none] = False  # no split: every row left
-            # A node without missing values of its feature sends them, at predict, to the
+            # Missing values (and categories) absent from the node go, at predict, to the
             # child with more rows (scikit-learn's DecisionTreeClassifier).
-            n_left = left.sum(axis=0)[rows, feature]  # (nodes, 2B − 1)
-            n_missing = n_left[:, B] - n_left[:, 0]  # the first threshold, missing left − right
-            n_left = n_left[rows, candidate]
-            unseen = (n_missing == 0) & ~none
-            table[unseen, B] = ~(n_left > totals.sum(axis=0) - n_left)[unseen]
+            n_node = hist.sum(axis=0)[rows, feature]  # (nodes, bins)
+            absent = (n_node == 0) & ~none[:, None]
+            absent[:, :B] &= self.n_categories[feature][:, None] > 0  # numeric: the missing bin
+            n_right = np.where(table, n_node, 0).sum(axis=1)
+            larger_right = ~(totals.sum(axis=0) - n_right > n_right)
+            table = np.where(absent, larger_right[:, None], table)
         return feature, table
+
+    def _private_categorical(self, counts, rng):
+        """Log weights and drawn sets of one categorical feature in each node (finite ε).
+
+        The candidates are (s, a, b): a sign pattern s of the c + 1 codes and
+        the classes a ≠ b that a majority vote would predict left and right,
+        with the score C_L,a + C_R,b, the rows the pair gets right (sensitivity
+        1; its maximum over (a, b) is the max-count score of the pattern). The
+        score is additive over the codes, so the mechanism is sampled exactly:
+        the weight of (a, b) over all patterns is Π_code (e^{h·C_code,a} +
+        e^{h·C_code,b}), h = ε_s/2; given (a, b) each code goes left with
+        probability e^{h·C_a}/(e^{h·C_a} + e^{h·C_b}). The base measure
+        μ = (2·n_bins − 1)/(2^(c+1)·K(K − 1)) gives the feature the prior mass
+        of a numeric feature's 2·n_bins − 1 candidates of weight 1.
+        """
+        n_nodes, n_codes, k = counts.shape
+        h = 0.5 * self.split_epsilon
+        pairs = [(a, b) for a in range(k) for b in range(k) if a != b] or [(0, 0)]
+        a, b = np.array(pairs).T
+        ha, hb = h * counts[:, :, a], h * counts[:, :, b]  # (nodes, codes, pairs)
+        log_pair = np.logaddexp(ha, hb).sum(axis=1)  # (nodes, pairs)
+        log_mu = (math.log(2 * self.n_bins - 1) - n_codes * math.log(2.0)
+                  - math.log(len(pairs)))
+        total = np.logaddexp.reduce(log_pair, axis=1)
+        logit = log_mu + total + rng.gumbel(size=n_nodes)
+        pair = (log_pair - total[:, None] + rng.gumbel(size=log_pair.shape)).argmax(axis=1)
+        rows = np.arange(n_nodes)
+        p_right = expit(hb[rows, :, pair] - ha[rows, :, pair])  # (nodes, codes)
+        return logit, rng.random((n_nodes, n_codes)) < p_right
 
     def leaves(self, leaf, n_leaves, Y, _, rng):
         counts = np.stack([np.bincount(leaf, weights=Y[:, c], minlength=n_leaves)
@@ -132,7 +228,7 @@ def _check_int(value, name, low, high=None):
     return int(value)
 
 
-class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
+class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Fit ``_n_trees()`` class-count trees on all rows, each with 1/n of the fit's ρ."""
 
     def __sklearn_tags__(self):
@@ -169,7 +265,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, y = self._validate_fit_data(X, y)
         d = X.shape[1]
         epsilon, delta, bounds = self._check_params(d)
         n_trees = self._n_trees()
@@ -177,21 +273,22 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         private = epsilon != math.inf
         classes = check_classes(y, self.classes, private=private, min_classes=1)
         rng = self._check_generator()
-        if private and bounds is None:
-            eps_bounds, eps_trees, curve = split_curve(epsilon, delta, d,
+        numeric = self._numeric(d)
+        if private and bounds is None and numeric.any():  # the numeric features' bounds
+            eps_bounds, eps_trees, curve = split_curve(epsilon, delta, int(numeric.sum()),
                                                        lambda e: tree_curve(e, delta))
         else:
             eps_bounds, eps_trees, curve = None, epsilon, tree_curve(epsilon, delta)
         self._charge_budget(curve)
 
         if eps_bounds is not None:
-            bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
-        if bounds is not None:
-            edges = bin_edges(bounds[0], bounds[1], self.max_bins)
-        else:
-            edges = quantile_edges(X, self.max_bins)
-        binned = apply_bins(X, edges)
-        bins = SparseBins(binned, self.max_bins + 1)  # the values' bins and the missing bin
+            bounds = self._full_bounds(*_bounds_release(X[:, numeric], epsilon=eps_bounds,
+                                                        delta=delta, rng=rng), d)
+        self.bin_edges_ = self._edges(X, bounds, private)
+        binned = self._binned(X)
+        # A numeric feature's max_bins bins and its missing bin; a categorical feature's
+        # c <= max_bins categories and its missing code c.
+        bins = SparseBins(binned, self.max_bins + 1)
         Y = (y[:, None] == classes[None, :]).astype(float)
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees
@@ -200,12 +297,12 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             split_epsilon, count_std = math.inf, 0.0
         splitter = CountSplitter(split_epsilon=split_epsilon, count_std=count_std,
-                                 max_features=max_features, n_features=d)
+                                 max_features=max_features, n_features=d,
+                                 n_bins=self.max_bins, n_categories=self._n_categories())
         self._trees = [grow_tree(bins, binned, Y, None, max_depth=self.max_depth,
                                  splitter=splitter, learning_rate=1.0, rng=rng)[0]
                        for _ in range(n_trees)]
         self.classes_ = classes
-        self.bin_edges_ = edges
         self.bounds_ = bounds
         if private:
             self.split_epsilon_ = split_epsilon
@@ -215,9 +312,7 @@ class _BaseCountTrees(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Class probabilities: the mean over trees of the leaf's (noisy) class frequencies."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64,
-                          ensure_all_finite="allow-nan")
-        binned = apply_bins(X, self.bin_edges_)
+        binned = self._binned(self._validate_predict_data(X))
         return np.mean([tree.predict(binned) for tree in self._trees], axis=0)
 
     def predict_log_proba(self, X):
@@ -248,6 +343,17 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     split of the missing values from the rest, for every feature whatever
     the data holds), at no extra cost (see :ref:`trees`). ±inf is refused.
 
+    A categorical feature (``categorical_features``, with public
+    ``categories``) splits into two sets of categories. The exponential
+    mechanism's candidates for it are every assignment of its categories
+    (and of the missing value) to the two children together with the two
+    classes predicted left and right (a ≠ b), scored by the rows those
+    predictions get right, C_L,a + C_R,b (sensitivity 1; its maximum over
+    the classes is the max-count score), sampled exactly. With
+    ``epsilon=inf`` the categories are sorted by a class's share in the node
+    and the best Gini cut is taken (the best partition with two classes,
+    Breiman et al. 1984).
+
     **Privacy.** The fit is ρ-zCDP with ρ calibrated to (ε, δ): half to the
     ``max_depth`` levels' exponential mechanisms (ε_s²/8 each), half to the
     leaf counts (a Gaussian of L2 sensitivity 1); the curve comes from the
@@ -265,9 +371,23 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     epsilon : float > 0, default=1.0
     delta : float in (0, 1), default=1e-5
     bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features; ``None``: released privately.
+        Public bounds of the features (the entries of categorical features
+        are ignored); ``None``: the numeric features' bounds are released
+        privately.
     classes : array-like or None, default=None
         The public labels; ``None`` reads them from ``y`` (a warned leak).
+    categorical_features : {"from_dtype"} or array-like or None, default="from_dtype"
+        The categorical features, as in
+        :class:`~skdp.ensemble.DPHistGradientBoostingClassifier` (a boolean
+        mask, integer indices, feature names, or the pandas ``Categorical``
+        columns of a DataFrame).
+    categories : list of array-like or None, default=None
+        The public categories of each categorical feature, at most
+        ``max_bins`` each, as in
+        :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`; ``None``:
+        those of the columns' pandas ``Categorical`` dtypes. Never read from
+        the data: a value outside them is refused at fit, before the charge;
+        at predict it goes where the missing values go.
     max_depth : int in [1, 12], default=4
     max_bins : int in [2, 255], default=32
     budget : PrivacyBudget or None, default=None
@@ -280,6 +400,8 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     Attributes
     ----------
     classes_, bin_edges_, bounds_, split_epsilon_, leaf_noise_std_
+    is_categorical_ : ndarray of shape (n_features,) or None
+        Which features are categorical; None if none is.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
@@ -297,11 +419,14 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     """
 
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
-                 max_depth=4, max_bins=32, budget=None, random_state=None, secure=False):
+                 categorical_features="from_dtype", categories=None, max_depth=4, max_bins=32,
+                 budget=None, random_state=None, secure=False):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
         self.classes = classes
+        self.categorical_features = categorical_features
+        self.categories = categories
         self.max_depth = max_depth
         self.max_bins = max_bins
         self.budget = budget

@@ -7,17 +7,15 @@ import numbers
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ..._base import DPEstimatorMixin
 from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
 from ...utils._validation import check_classes, check_numeric_target
-from ...tree._binning import apply_bins, bin_edges, quantile_edges
+from ...tree._categorical import FeaturesMixin
 from ...tree._grower import grow_tree
 from ...tree._histogram import SparseBins
-from ._categorical import categorical_mask, check_categories, encode_categorical
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 
@@ -43,7 +41,7 @@ def _check_real(value, name, *, positive):
     return value
 
 
-class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
+class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator):
     """The boosting loop; the subclasses give the loss and its public bounds."""
 
     def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
@@ -72,65 +70,6 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         tags.input_tags.allow_nan = True  # a bin of its own; ±inf is refused
         return tags
 
-    def _validate_fit_data(self, X, y, **kwargs):
-        """validate_data, and the categorical features' codes (before the charge).
-
-        Sets ``is_categorical_`` and the public categories; a value outside
-        them is refused here. Returns float X (codes for categorical features), y.
-        """
-        mask, from_dtype = categorical_mask(X, self.categorical_features)
-        if mask is None:
-            if self.categories is not None:
-                raise ValueError("categories is given but no feature is categorical: set "
-                                 "categorical_features.")
-            self.is_categorical_ = None
-            self._categories = None
-            return validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
-                                 **kwargs)
-        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, **kwargs)
-        if mask.size != X.shape[1]:  # pragma: no cover - the mask comes from X's columns
-            raise ValueError("categorical_features does not match X's columns.")
-        max_bins = _check_int(self.max_bins, "max_bins", 2, 255)
-        self._categories = check_categories(mask, from_dtype, self.categories, max_bins,
-                                            getattr(self, "feature_names_in_", None))
-        self.is_categorical_ = mask
-        return self._encode(X, unknown="error"), y
-
-    def _encode(self, X, *, unknown):
-        """Float matrix: numeric columns checked finite or NaN, categorical ones as codes."""
-        mask = self.is_categorical_
-        out = np.empty(X.shape, dtype=np.float64)
-        if not mask.all():
-            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64,
-                                        ensure_all_finite="allow-nan")
-        names = getattr(self, "feature_names_in_", None)
-        for j in np.flatnonzero(mask):
-            name = repr(str(names[j])) if names is not None else f"at index {j}"
-            out[:, j] = encode_categorical(X[:, j], self._categories[j], unknown=unknown,
-                                           feature=name)
-        return out
-
-    def _n_categories(self):
-        """Categories per feature (0 for numeric ones), or None without categorical features."""
-        if self.is_categorical_ is None:
-            return None
-        return np.array([0 if c is None else len(c) for c in self._categories])
-
-    def _numeric(self, n_features):
-        mask = self.is_categorical_
-        return np.ones(n_features, dtype=bool) if mask is None else ~mask
-
-    def _binned(self, X):
-        """uint8 bins: numeric features by ``bin_edges_``, categorical ones their codes."""
-        numeric = self._numeric(X.shape[1])
-        if numeric.all():
-            return apply_bins(X, self.bin_edges_)
-        binned = np.empty(X.shape, dtype=np.uint8)
-        binned[:, ~numeric] = X[:, ~numeric]  # codes 0..c, c <= max_bins <= 255
-        if numeric.any():  # never cast: a value out of uint8's range would warn
-            binned[:, numeric] = apply_bins(X[:, numeric], self.bin_edges_[numeric])
-        return binned
-
     def _check_params(self, n_features):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
@@ -145,30 +84,6 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
         _check_int(self.min_samples_leaf, "min_samples_leaf", 1)
         bounds = check_bounds_or_none(self.bounds, n_features)
         return epsilon, delta, bounds
-
-    def _edges(self, X, bounds, private):
-        """Inner bin edges: public or released bounds, else (ε = ∞) the data's quantiles.
-
-        Rows of categorical features are NaN (their bins are their codes).
-        """
-        numeric = self._numeric(X.shape[1])
-        edges = np.full((X.shape[1], self.max_bins - 1), np.nan)
-        if not numeric.any():
-            return edges
-        if bounds is not None:
-            edges[numeric] = bin_edges(bounds[0][numeric], bounds[1][numeric], self.max_bins)
-        elif private:
-            raise AssertionError("private fits with numeric features always have bounds here")
-        else:
-            edges[numeric] = quantile_edges(X[:, numeric], self.max_bins)
-        return edges
-
-    def _full_bounds(self, lower, upper, n_features):
-        """Released bounds of the numeric features as arrays over all (NaN: categorical)."""
-        numeric = self._numeric(n_features)
-        full = np.full((2, n_features), np.nan)
-        full[0, numeric], full[1, numeric] = lower, upper
-        return full[0], full[1]
 
     def _boost(self, X, grad_hess, raw, *, edges, n_trees, plan, sensitivities, rng,
                clip_raw=None):
@@ -223,12 +138,7 @@ class _BaseDPHistGradientBoosting(DPEstimatorMixin, BaseEstimator):
 
     def _raw_predict(self, X):
         check_is_fitted(self)
-        if self.is_categorical_ is None:
-            X = validate_data(self, X, reset=False, dtype=np.float64,
-                              ensure_all_finite="allow-nan")
-        else:  # a category unknown at fit goes with the missing values
-            X = validate_data(self, X, reset=False, dtype=None, ensure_all_finite=False)
-            X = self._encode(X, unknown="missing")
+        X = self._validate_predict_data(X)
         binned = self._binned(X)
         raw = np.tile(self._baseline, (X.shape[0], 1))
         for round_trees in self._predictors:
