@@ -3,8 +3,13 @@
 Part 1 (PCA): on the suite's tables (benchmarks/_suite_data.py; features in [0, 1], public
 bounds (0, 1) and the public row norm), the variance of the training rows captured by the
 top ``--components`` components, sum of vᵀ Σ v, as a ratio to scikit-learn's PCA. DPPCA runs
-with the box's default centre and norm, and with ``data_norm`` = the table's public row norm;
-diffprivlib's PCA with the same bounds and ``data_norm`` (in its own venv, as a subprocess).
+with the box's default centre and norm, and with ``data_norm`` = the table's public row norm,
+each at δ = 1e-5 (Analyze Gauss) and δ = 0 (Laplace); diffprivlib's PCA with the same bounds
+and ``data_norm`` (in its own venv, as a subprocess; ``--dpl-pca-tables``). Its Bingham
+sampler (diffprivlib 0.6.6) divides by the envelope's factor where Kent, Ganeiber & Mardia
+(2013) multiply, so on the tables of 10,000+ rows it accepts a draw with probability 1e-17 or
+less and never finishes; ``--dpl-corrected-sampler`` runs it with the published ratio, and
+``--dpl-time-limit`` stops each fit (reported as out of time).
 
 Part 2 (KMeans): a well-separated mixture of ``--n-points`` points (``--clusters``
 spherical Gaussians of sd 1 in ``--dim`` dimensions, means drawn uniformly in [-8, 8]^d by a
@@ -36,22 +41,61 @@ from skdp.cluster import DPKMeans  # noqa: E402
 from skdp.decomposition import DPPCA  # noqa: E402
 
 DPL_SCRIPT = r"""
-import json, sys, warnings
+import json, signal, sys, warnings
 import numpy as np
+from diffprivlib.mechanisms import Bingham
 from diffprivlib.models import PCA, KMeans
 warnings.simplefilter("ignore")
 d = np.load(sys.argv[1])
 job = json.loads(sys.argv[2])
+
+
+def corrected_randomise(self, value):
+    # Bingham.randomise with Kent, Ganeiber & Mardia's (2013) acceptance ratio: same density
+    # exp(-x'Ax), A = eps (lambda_max I - value) / (4 sensitivity), same ACG envelope
+    # Omega = I + 2A/b, sum 1/(b + 2 a_i) = 1, bound M = exp(-(q - b)/2) (q/b)^(q/2); accept
+    # with probability exp(-x'Ax) (x'Omega x)^(q/2) / M (0.6.6 divides by (x'Omega x)^(q/2)).
+    lam, vec = np.linalg.eigh(value)
+    q = len(lam)
+    if q == 1:
+        return np.ones(1)
+    a = self.epsilon * (lam.max() - lam) / 4 / self.sensitivity
+    lo, hi = 0.0, float(q)
+    for _ in range(100):
+        b = (lo + hi) / 2
+        lo, hi = (b, hi) if np.sum(1 / (b + 2 * a)) > 1 else (lo, b)
+    w = 1 + 2 * a / hi
+    log_m = -(q - hi) / 2 + q / 2 * np.log(q / hi)
+    while True:
+        x = self._rng.standard_normal(q) / np.sqrt(w)
+        x /= np.linalg.norm(x)
+        if np.log(self._rng.random()) < -(x * x) @ a + q / 2 * np.log((x * x) @ w) - log_m:
+            return vec @ x
+
+
+def out_of_time(signum, frame):
+    raise TimeoutError
+
+
+if job.get("corrected"):
+    Bingham.randomise = corrected_randomise
+signal.signal(signal.SIGALRM, out_of_time)
 out = []
 for seed in job["seeds"]:
-    if job["kind"] == "pca":
-        est = PCA(n_components=job["k"], epsilon=job["eps"], data_norm=job["data_norm"],
-                  bounds=tuple(job["bounds"]), random_state=seed).fit(d["X"])
-        out.append(np.asarray(est.components_).tolist())
-    else:
-        est = KMeans(n_clusters=job["k"], epsilon=job["eps"], bounds=tuple(job["bounds"]),
-                     random_state=seed).fit(d["X"])
-        out.append(np.asarray(est.cluster_centers_).tolist())
+    signal.alarm(job.get("time_limit", 0))
+    try:
+        if job["kind"] == "pca":
+            est = PCA(n_components=None if job.get("all") else job["k"], epsilon=job["eps"],
+                      data_norm=job["data_norm"], bounds=tuple(job["bounds"]),
+                      random_state=seed).fit(d["X"])
+            out.append(np.asarray(est.components_)[:job["k"]].tolist())
+        else:
+            est = KMeans(n_clusters=job["k"], epsilon=job["eps"], bounds=tuple(job["bounds"]),
+                         random_state=seed).fit(d["X"])
+            out.append(np.asarray(est.cluster_centers_).tolist())
+    except TimeoutError:
+        out.append(None)
+    signal.alarm(0)
 print(json.dumps(out))
 """
 
@@ -75,8 +119,9 @@ def summary(values):
     return f"{v.mean():.3f} ± {v.std():.3f}" if v.size else "n/a"
 
 
-def peer(kind, X, k, eps, bounds, seeds, data_norm=None):
-    job = dict(kind=kind, k=k, eps=eps, bounds=list(bounds), seeds=seeds, data_norm=data_norm)
+def peer(kind, X, k, eps, bounds, seeds, data_norm=None, **options):
+    job = dict(kind=kind, k=k, eps=eps, bounds=list(bounds), seeds=seeds, data_norm=data_norm,
+               **options)
     try:
         return run_peer(DPL_SCRIPT, {"X": X}, json.dumps(job))
     except RuntimeError as exc:
@@ -84,30 +129,38 @@ def peer(kind, X, k, eps, bounds, seeds, data_norm=None):
         return None
 
 
-def bench_pca(tables, k, eps, seeds, dpl_tables):
+def bench_pca(tables, k, eps, seeds, dpl_tables, dpl_options):
     print(f"\n## PCA: variance captured by the top {k} components / scikit-learn's (eps={eps})")
-    print("| table | rows x cols | DPPCA | DPPCA(data_norm) | diffprivlib | seconds (DPPCA) |")
-    print("|---|---|---|---|---|---|")
+    print("| table | rows x cols | DPPCA | DPPCA(data_norm) | DPPCA(delta=0) "
+          "| DPPCA(delta=0, data_norm) | diffprivlib | seconds (DPPCA) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in tables:
         task = LOADERS[name]()
         X = task.X_train
         kk = min(k, X.shape[1])
         ref = captured(X, PCA(kk, svd_solver="full").fit(X).components_)
-        ours, normed, times = [], [], []
+        ratios = {key: [] for key in ("box", "norm", "box0", "norm0")}
+        times = []
         for seed in seeds:
-            t = time.perf_counter()
-            est = DPPCA(kk, bounds=(0, 1), epsilon=eps, random_state=seed).fit(X)
-            times.append(time.perf_counter() - t)
-            ours.append(captured(X, est.components_) / ref)
-            est = DPPCA(kk, bounds=(0, 1), data_norm=task.row_norm, epsilon=eps,
-                        random_state=seed).fit(X)
-            normed.append(captured(X, est.components_) / ref)
+            for key, delta, data_norm in (("box", 1e-5, None), ("norm", 1e-5, task.row_norm),
+                                          ("box0", 0.0, None), ("norm0", 0.0, task.row_norm)):
+                t = time.perf_counter()
+                est = DPPCA(kk, bounds=(0, 1), data_norm=data_norm, epsilon=eps, delta=delta,
+                            random_state=seed).fit(X)
+                if key == "box":
+                    times.append(time.perf_counter() - t)
+                ratios[key].append(captured(X, est.components_) / ref)
         dpl = None
         if name in dpl_tables:
-            dpl = peer("pca", X, kk, eps, (0.0, 1.0), seeds, data_norm=task.row_norm)
-        dpl_ratio = [captured(X, c) / ref for c in dpl] if dpl else []
-        print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {summary(ours)} | {summary(normed)} "
-              f"| {summary(dpl_ratio)} | {np.mean(times):.2f} |")
+            dpl = peer("pca", X, kk, eps, (0.0, 1.0), seeds, data_norm=task.row_norm,
+                       **dpl_options)
+        dpl_ratio = [captured(X, c) / ref for c in dpl if c is not None] if dpl else []
+        unfinished = sum(c is None for c in dpl) if dpl else 0
+        dpl_text = summary(dpl_ratio) + (f" ({unfinished} of {len(dpl)} seeds out of time)"
+                                         if unfinished else "")
+        print(f"| {name} | {X.shape[0]} x {X.shape[1]} | "
+              + " | ".join(summary(ratios[key]) for key in ("box", "norm", "box0", "norm0"))
+              + f" | {dpl_text} | {np.mean(times):.2f} |", flush=True)
 
 
 def mixture(n, k, dim, seed=0):
@@ -140,8 +193,19 @@ def main(argv=None):
     parser.add_argument("--pca-tables", default="adult,diamonds")
     parser.add_argument("--dpl-pca-tables", default="",
                         help="tables on which diffprivlib's PCA runs (comma-separated; none by "
-                             "default: on Adult (105 columns) and diamonds (26) it ran over 6 "
-                             "minutes for 2 seeds and was stopped)")
+                             "default: its Bingham sampler does not finish on the tables of "
+                             "10,000+ rows, see --dpl-corrected-sampler)")
+    parser.add_argument("--dpl-corrected-sampler", action="store_true",
+                        help="run diffprivlib's PCA with Kent et al.'s acceptance ratio in its "
+                             "Bingham sampler (0.6.6's ratio accepts with probability 1e-17 to "
+                             "1e-48 on the suite's tables of 10,000+ rows)")
+    parser.add_argument("--dpl-time-limit", type=int, default=300,
+                        help="seconds per diffprivlib PCA fit before it counts as out of time")
+    parser.add_argument("--dpl-all-components", action="store_true",
+                        help="fit diffprivlib's PCA with n_components=None (its default: every "
+                             "component, each at a smaller epsilon, so its sampler finishes "
+                             "sooner) and keep the first --components")
+    parser.add_argument("--skip-kmeans", action="store_true")
     parser.add_argument("--n-points", type=int, default=20_000)
     parser.add_argument("--clusters", type=int, default=5)
     parser.add_argument("--dim", type=int, default=5)
@@ -151,7 +215,11 @@ def main(argv=None):
     seeds = list(range(args.seeds))
     tables = [t for t in args.pca_tables.split(",") if t]
     if tables:
-        bench_pca(tables, args.components, args.epsilon, seeds, args.dpl_pca_tables.split(","))
+        bench_pca(tables, args.components, args.epsilon, seeds, args.dpl_pca_tables.split(","),
+                  dict(corrected=args.dpl_corrected_sampler, time_limit=args.dpl_time_limit,
+                       all=args.dpl_all_components))
+    if args.skip_kmeans:
+        return 0
     print(f"\n## KMeans: inertia / scikit-learn's (KMeans n_init=10), eps={args.epsilon}, "
           f"DPKMeans max_iter={args.max_iter}")
     print("| data | rows x cols | k | DPKMeans | diffprivlib | seconds (DPKMeans) |")
