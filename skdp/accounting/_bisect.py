@@ -10,7 +10,7 @@ boundary.
 
 import math
 
-__all__ = ["largest_meeting", "largest_within", "smallest_meeting"]
+__all__ = ["largest_within", "smallest_meeting"]
 
 
 def smallest_meeting(meets, start, *, rtol, factor=2.0):
@@ -39,49 +39,12 @@ def smallest_meeting(meets, start, *, rtol, factor=2.0):
     return hi
 
 
-def largest_meeting(meets, start, *, rtol, factor=2.0, upper=None):
-    """The largest x in (0, ``upper``] (to a relative ``rtol``) with ``meets(x)``, on the side that meets.
-
-    ``meets`` is True below a boundary and False above it (a share of ε:
-    more of it, more spent). ``upper`` (no bound if None) is returned when it
-    meets. ``meets`` must hold for some x > 0; it is asked nothing above the
-    bracket's upper end.
-
-    Examples
-    --------
-    >>> from skdp.accounting._bisect import largest_meeting
-    >>> x = largest_meeting(lambda t: t * t <= 2.0, 1.0, rtol=1e-9)
-    >>> x * x <= 2.0 and abs(x - 2.0 ** 0.5) < 2e-9
-    True
-    >>> largest_meeting(lambda t: t <= 5.0, 1.0, rtol=1e-9, upper=3.0)
-    3.0
-    """
-    lo = float(start) if upper is None else min(float(start), float(upper))
-    while not meets(lo):
-        lo /= factor
-    hi = lo * factor
-    # grow only while it meets: a value far above the boundary is never asked
-    # (it can be costly to answer: a tiny noise multiplier, a huge PLD grid)
-    while True:
-        if upper is not None and hi >= upper:
-            if meets(upper):
-                return float(upper)
-            hi = float(upper)
-            break
-        if not meets(hi):
-            break
-        lo, hi = hi, hi * factor
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
-    return lo
-
-
 def largest_within(cost, target, start, *, rtol, factor=2.0, upper=None):
     """The largest x in (0, ``upper``] (to a relative ``rtol``) with ``cost(x) <= target``.
 
-    As :func:`largest_meeting` with ``meets = cost(x) <= target``, for a
-    ``cost`` that grows with x and is costly to evaluate: once bracketed,
+    ``cost`` grows with x and may be costly to evaluate (it is asked nothing
+    above the bracket's upper end: a value far above the boundary can be
+    costly to answer, a tiny noise multiplier or a huge PLD grid). Once bracketed,
     the boundary is found by the Illinois variant of regula falsi in log x
     (Dowell & Jarratt 1971), which needs a few evaluations where bisection
     needs a dozen; an infinite cost (x out of reach) takes a bisection step.

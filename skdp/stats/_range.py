@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..accounting._bisect import largest_meeting
+from ..accounting._bisect import largest_within
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
 from . import _core
 
@@ -167,11 +167,13 @@ def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=N
     eps_bounds = (BOUNDS_EPSILON_SHARE if share is None else share) * epsilon
     fixed = _bounds_curve(eps_bounds, delta, n_features, secure=secure)
 
-    def meets(e):  # within float rounding of the sum of pure parts (a few ulps)
-        return (fixed + stat_curve(e)).epsilon(delta) <= epsilon * (1.0 + 1e-12)
+    def cost(e):
+        return (fixed + stat_curve(e)).epsilon(delta)
 
-    # from basic composition's share, which met in every case measured
-    eps_stat = largest_meeting(meets, epsilon - fixed.epsilon(delta), rtol=1e-6, upper=epsilon)
+    # From basic composition's share, which met in every case measured; the target is
+    # within float rounding of the sum of pure parts (a few ulps).
+    eps_stat = largest_within(cost, epsilon * (1.0 + 1e-12), epsilon - fixed.epsilon(delta),
+                              rtol=1e-6, upper=epsilon)
     return eps_bounds, eps_stat, fixed + stat_curve(eps_stat)
 
 
