@@ -32,8 +32,10 @@ The state is a function of the multiset of events alone (composition is
 commutative), so a caller validates it by that multiset: this accountant
 extends the state only when the new multiset contains the state's, and
 recomposes from scratch otherwise (events removed), when the grid it would
-choose now is finer than the state's by more than half, or when the δ kept
-outside the grid grows past a fraction of the δ asked for.
+choose now is finer than the state's by more than half, when the δ kept
+outside the grid grows past a fraction of the δ asked for, or when there are
+at most three distinct mechanisms (a full composition costs about the same,
+and its ε is then exactly the one :func:`~skdp.accounting.epsilon_of` gives).
 """
 
 import functools
@@ -58,6 +60,11 @@ _DIRECT = 64
 # The δ kept outside the state's grid, relative to the δ asked for, past
 # which the composition is done again from scratch.
 _EXTRA_SHARE = 1e-4
+# Up to this many distinct mechanisms a full composition costs about as much
+# as extending the state (one FFT each), and it is done instead: a small
+# ledger's ε is then exactly that of a full composition (what
+# skdp.privacy_cost and epsilon_of report).
+_FULL_UP_TO = 3
 
 
 @functools.lru_cache(maxsize=64)
@@ -266,7 +273,7 @@ class RunningPLDAccountant(PLDAccountant):
     def _extended(self, target):
         """The kept state extended to ``target``, or None when it has to be composed from scratch."""
         state = self._state
-        if state is None:
+        if state is None or len(self._active()) <= _FULL_UP_TO:
             return None
         diff = {}
         for leaf, c in state.leaves.items():

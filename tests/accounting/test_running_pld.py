@@ -18,6 +18,19 @@ from skdp.accounting import _running
 from skdp.accounting._running import RunningPLDAccountant
 
 
+@pytest.fixture(autouse=True)
+def _always_extend(monkeypatch, request):
+    """Extend the state however few mechanisms it holds (by default up to 3 are composed afresh)."""
+    if "few_mechanisms" not in request.node.name:
+        monkeypatch.setattr(_running, "_FULL_UP_TO", 0)
+
+
+def test_a_few_mechanisms_are_composed_afresh_as_a_full_composition():
+    out, leaves = _grow([LaplaceEvent(3.0), PureDPEvent(0.2), LaplaceEvent(3.0), PureDPEvent(0.3)], 1e-5)
+    assert not any(inc for _, inc in out)
+    assert out[-1][0] == _full(leaves, 1e-5)
+
+
 def _exact_epsilon(delta_of, delta, hi):
     """Smallest ε in [0, hi] with delta_of(ε) <= delta (δ decreasing), by bisection to 1e-12."""
     lo = 0.0

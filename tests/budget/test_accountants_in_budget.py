@@ -266,7 +266,10 @@ def test_two_handles_extend_their_states_by_each_others_charges(tmp_path):
     assert pickle.loads(pickle.dumps(a))._pld is None
 
 
-def test_a_charge_over_the_cap_by_the_running_state_is_decided_by_a_full_composition(tmp_path):
+def test_a_charge_over_the_cap_by_the_running_state_is_decided_by_a_full_composition(tmp_path, monkeypatch):
+    from skdp.accounting import _running
+
+    monkeypatch.setattr(_running, "_FULL_UP_TO", 0)  # extend the state even for two mechanisms
     # a cap at the full composition's ε of five charges: the running state
     # composes the Gaussians one by one (not merged into one) and ends a
     # little above it (3.1533543 against 3.1533539); the fifth charge fits
