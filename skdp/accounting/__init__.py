@@ -20,6 +20,7 @@ from ._conversions import rdp_to_delta, rdp_to_epsilon
 from ._curve import RDPCurve
 from ._events import (
     ApproximateDPEvent,
+    BoundedRangeEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -75,6 +76,7 @@ __all__ = [
     "PoissonSampledEvent",
     "PrivacyLossDistribution",
     "PureDPEvent",
+    "BoundedRangeEvent",
     "RDPAccountant",
     "RandomizedResponseEvent",
     "SampledWithoutReplacementEvent",

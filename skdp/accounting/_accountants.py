@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ._basic import (
+    _bounded_range_rdp,
     approximate_dp_rdp,
     gaussian_rdp,
     laplace_rdp,
@@ -27,6 +28,7 @@ from ._conversions import _check_delta
 from ._curve import RDPCurve
 from ._events import (
     ApproximateDPEvent,
+    BoundedRangeEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -119,7 +121,7 @@ def _is_silent(leaf):
 
 def _finite_atoms(leaf):
     """(losses, masses) of a mechanism whose PLD is finite, else None (for moments and lattices)."""
-    if isinstance(leaf, PureDPEvent):
+    if isinstance(leaf, (PureDPEvent, BoundedRangeEvent)):
         leaf = RandomizedResponseEvent(leaf.epsilon, 2)
     if isinstance(leaf, RandomizedResponseEvent):
         e, k = leaf.epsilon, leaf.n_categories
@@ -133,7 +135,7 @@ def _finite_atoms(leaf):
 
 def _lattice(leaf):
     """A spacing g such that every loss of ``leaf`` is a multiple of g, or None."""
-    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent, ApproximateDPEvent)):
+    if isinstance(leaf, (PureDPEvent, BoundedRangeEvent, RandomizedResponseEvent, ApproximateDPEvent)):
         return leaf.epsilon if leaf.epsilon > 0 else None
     if isinstance(leaf, DiscreteLaplaceEvent):
         return 1.0 / leaf.scale  # losses a(Δ − 2x), a = 1/scale
@@ -177,7 +179,7 @@ def _loss_span(leaf, tail):
     sigma = _is_plain_gaussian(leaf)
     if sigma is not None:
         return 2.0 * z / sigma
-    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent, ApproximateDPEvent)):
+    if isinstance(leaf, (PureDPEvent, BoundedRangeEvent, RandomizedResponseEvent, ApproximateDPEvent)):
         return 2.0 * leaf.epsilon
     if isinstance(leaf, LaplaceEvent):
         return 2.0 / leaf.noise_multiplier
@@ -200,7 +202,7 @@ def _largest_loss(leaf):
     ε-DP mechanisms have losses in [−ε, ε] (their PLDs above); (ε, δ)-DP adds
     an infinite loss with probability δ (Kairouz, Oh & Viswanath 2015).
     """
-    if isinstance(leaf, (PureDPEvent, RandomizedResponseEvent)):
+    if isinstance(leaf, (PureDPEvent, BoundedRangeEvent, RandomizedResponseEvent)):
         return leaf.epsilon, 0.0
     if isinstance(leaf, ApproximateDPEvent):
         return leaf.epsilon, leaf.delta
@@ -233,7 +235,8 @@ def _leaf_plds(leaf, step, tail):
         pld = _mech.laplace_pld(leaf.noise_multiplier, step, tail)
     elif isinstance(leaf, RandomizedResponseEvent):
         pld = _mech.randomized_response_pld(leaf.epsilon, leaf.n_categories, step)
-    elif isinstance(leaf, PureDPEvent):
+    elif isinstance(leaf, (PureDPEvent, BoundedRangeEvent)):
+        # an ε-BR mechanism is ε-DP: the binary RR pair dominates it (Kairouz et al. 2015)
         pld = _mech.randomized_response_pld(leaf.epsilon, 2, step)
     elif isinstance(leaf, ApproximateDPEvent):
         pld = _mech.approximate_dp_pld(leaf.epsilon, leaf.delta, step)
@@ -309,8 +312,8 @@ class PLDAccountant(_Accountant):
         if isinstance(leaf, (PoissonSampledEvent, SampledWithoutReplacementEvent)):
             return isinstance(leaf.event, GaussianEvent)
         return isinstance(leaf, (GaussianEvent, LaplaceEvent, RandomizedResponseEvent, PureDPEvent,
-                                 ApproximateDPEvent, DiscreteLaplaceEvent, DiscreteGaussianEvent,
-                                 NonPrivateEvent))
+                                 BoundedRangeEvent, ApproximateDPEvent, DiscreteLaplaceEvent,
+                                 DiscreteGaussianEvent, NonPrivateEvent))
 
     def _changed(self):
         self._cache = None
@@ -488,6 +491,8 @@ def _leaf_curve(leaf, orders):
         return randomized_response_rdp(leaf.epsilon, n_categories=leaf.n_categories, orders=orders)
     if isinstance(leaf, PureDPEvent):
         return pure_dp_rdp(leaf.epsilon, orders=orders)
+    if isinstance(leaf, BoundedRangeEvent):
+        return _bounded_range_rdp(leaf.epsilon, orders=orders)
     if isinstance(leaf, ApproximateDPEvent):
         if leaf.epsilon == 0:
             raise ValueError("the RDP accountant needs epsilon > 0 for an ApproximateDPEvent.")
@@ -534,7 +539,8 @@ class RDPAccountant(_Accountant):
         if isinstance(leaf, ApproximateDPEvent):
             return leaf.epsilon > 0
         return isinstance(leaf, (GaussianEvent, LaplaceEvent, RandomizedResponseEvent, PureDPEvent,
-                                 ZCDPEvent, DiscreteLaplaceEvent, DiscreteGaussianEvent, NonPrivateEvent))
+                                 BoundedRangeEvent, ZCDPEvent, DiscreteLaplaceEvent, DiscreteGaussianEvent,
+                                 NonPrivateEvent))
 
     @property
     def curve(self):

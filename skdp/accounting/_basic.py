@@ -12,6 +12,7 @@ import numpy as np
 from ._curve import RDPCurve
 from ._events import (
     ApproximateDPEvent,
+    BoundedRangeEvent,
     ComposedEvent,
     GaussianEvent,
     LaplaceEvent,
@@ -150,6 +151,24 @@ def pure_dp_rdp(epsilon, *, orders=None):
         pure_epsilon=epsilon,
         mechanism=f"pure_dp(epsilon={_fmt(epsilon)})",
         event=PureDPEvent(epsilon),
+    )
+
+
+def _bounded_range_rdp(epsilon, orders=None):
+    """RDP of an ε-bounded-range mechanism (the exponential mechanism at ε), with its event.
+
+    The mechanism is ε-DP and (ε²/8)-zCDP (Cesar & Rogers 2021); both curves
+    are valid, so their minimum at each order is too.
+    """
+    epsilon = _positive("epsilon", epsilon)
+    pure = pure_dp_rdp(epsilon, orders=orders)
+    zcdp = zcdp_rdp(epsilon**2 / 8.0, orders=pure.orders)
+    return RDPCurve(
+        pure.orders,
+        np.minimum(pure.rdp, zcdp.rdp),
+        pure_epsilon=epsilon,
+        mechanism=f"exponential(epsilon={epsilon:.6g})",
+        event=BoundedRangeEvent(epsilon),
     )
 
 

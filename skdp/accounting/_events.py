@@ -19,6 +19,7 @@ import numpy as np
 
 __all__ = [
     "ApproximateDPEvent",
+    "BoundedRangeEvent",
     "ComposedEvent",
     "DPEvent",
     "DiscreteGaussianEvent",
@@ -204,6 +205,33 @@ class PureDPEvent(DPEvent):
 
     epsilon: float
     kind = "pure_dp"
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", _real("epsilon", self.epsilon))
+
+
+@_register
+@dataclasses.dataclass(frozen=True)
+class BoundedRangeEvent(DPEvent):
+    """An ε-bounded-range mechanism, such as the exponential mechanism run at ε.
+
+    Its privacy loss on any neighbouring pair ranges over an interval of
+    width at most ε, and the exponential mechanism that samples with weights
+    exp(ε·u/(2Δ)) is ε-BR (Durfee & Rogers 2019). RDP accountant: the smaller of its ε-DP curve and the
+    (ε²/8)-zCDP curve of BR mechanisms (Cesar & Rogers 2021), as
+    :func:`skdp.mechanisms.exponential_mechanism_rdp`. PLD accountant: the
+    binary randomized-response pair, which dominates every ε-DP mechanism
+    (Kairouz, Oh & Viswanath 2015, Thm. 2.4).
+
+    Examples
+    --------
+    >>> from skdp.accounting import BoundedRangeEvent
+    >>> BoundedRangeEvent(0.5).to_dict()
+    {'kind': 'bounded_range', 'epsilon': 0.5}
+    """
+
+    epsilon: float
+    kind = "bounded_range"
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", _real("epsilon", self.epsilon))

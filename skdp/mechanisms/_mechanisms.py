@@ -31,6 +31,7 @@ from ..accounting import (
     randomized_response_rdp,
     zcdp_rdp,
 )
+from ..accounting._basic import _bounded_range_rdp
 from ..utils import check_delta, check_epsilon, check_generator
 from ._exact import (
     float_at_least,
@@ -84,6 +85,8 @@ def exponential_mechanism_rdp(epsilon: float, *, orders: ArrayLike | None = None
     range (Durfee & Rogers 2019), hence (ε²/8)-zCDP (Cesar & Rogers 2021,
     "bounded range implies zCDP"; lemma numbers not re-checked). Both curves are valid, so their minimum at each order is
     too: the pure-DP curve is tighter at small α, the zCDP one at large α.
+    The curve carries its event, :class:`~skdp.accounting.BoundedRangeEvent`,
+    so the PLD accountant composes it too.
 
     Examples
     --------
@@ -96,14 +99,7 @@ def exponential_mechanism_rdp(epsilon: float, *, orders: ArrayLike | None = None
     1.0
     """
     epsilon = check_epsilon(epsilon, allow_inf=False)
-    pure = pure_dp_rdp(epsilon, orders=orders)
-    zcdp = zcdp_rdp(epsilon**2 / 8.0, orders=pure.orders)
-    return RDPCurve(
-        pure.orders,
-        np.minimum(pure.rdp, zcdp.rdp),
-        pure_epsilon=epsilon,
-        mechanism=f"exponential(epsilon={epsilon:.6g})",
-    )
+    return _bounded_range_rdp(epsilon, orders=orders)
 
 
 class LaplaceMechanism:

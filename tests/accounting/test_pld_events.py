@@ -8,6 +8,7 @@ import pytest
 
 from skdp.accounting import (
     ApproximateDPEvent,
+    BoundedRangeEvent,
     ComposedEvent,
     DiscreteGaussianEvent,
     DiscreteLaplaceEvent,
@@ -36,6 +37,7 @@ from skdp.accounting import (
     zcdp_rdp,
 )
 from skdp.cli import main
+from skdp.mechanisms import exponential_mechanism_rdp
 
 LEAVES = [
     GaussianEvent(1.5),
@@ -49,6 +51,7 @@ LEAVES = [
     NonPrivateEvent(),
     PoissonSampledEvent(0.01, GaussianEvent(1.1)),
     SampledWithoutReplacementEvent(0.02, GaussianEvent(2.0)),
+    BoundedRangeEvent(0.4),
 ]
 
 
@@ -150,6 +153,7 @@ def test_rdp_accountant_is_the_rdp_functions_added_up():
         + pure_dp_rdp(0.3) * 3 + approximate_dp_rdp(0.5, 1e-7) * 3 + zcdp_rdp(0.02) * 3
         + pure_dp_rdp(2 / 3.0) * 3 + zcdp_rdp(1 / 32) * 3
         + poisson_subsampled_gaussian_rdp(0.01, 1.1, 3) + sampled_without_replacement_gaussian_rdp(0.02, 2.0, 3)
+        + exponential_mechanism_rdp(0.4) * 3
     )
     assert acc.epsilon(1e-5) == pytest.approx(by_hand.epsilon(1e-5), rel=1e-12)
     assert acc.delta(3.0) == pytest.approx(by_hand.delta_for(3.0), rel=1e-12)
