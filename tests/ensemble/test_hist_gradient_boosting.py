@@ -261,6 +261,38 @@ def test_split_choice_audit(factor, extra_row):
         assert bound > eps
 
 
+def test_gradient_bound_scales_the_split_score():
+    """Gradients bounded by Δ: the mechanism on g/Δ with sensitivity 1, draw for draw."""
+    rng = np.random.default_rng(0)
+    binned = rng.integers(0, 5, size=(3000, 3)).astype(np.uint8)
+    binned[rng.random(3000) < 0.1, 0] = 4  # the missing bin of max_bins=4
+    g = np.clip(rng.normal(0, 0.2, 3000) + 0.1 * binned[:, 1], -0.25, 0.25)
+    node = rng.integers(0, 4, 3000)
+    draws = []
+    for bound, grad in ((1.0, g / 0.25), (0.25, g)):
+        splitter = PrivateSplitter(split_epsilon=0.5, grad_std=1.0, hess_std=1.0,
+                                   l2_regularization=0.0, n_bins=4, n_categories=[0, 0, 3],
+                                   gradient_bound=bound)
+        draws.append(splitter.split(SparseBins(binned, 5), node, 4, grad, None,
+                                    np.random.default_rng(1)))
+    np.testing.assert_array_equal(draws[0][0], draws[1][0])
+    np.testing.assert_array_equal(draws[0][1], draws[1][1])
+
+
+def test_regressor_clips_its_gradients_to_a_quarter():
+    """The leaf noise is calibrated to gradients in [−1/4, 1/4]; the fit follows them."""
+    from skdp.ensemble._hist_gradient_boosting.gradient_boosting import GRADIENT_CLIP
+
+    assert GRADIENT_CLIP == 0.25
+    Xr, yr = _regression(n=2000)
+    reg = DPHistGradientBoostingRegressor(epsilon=0.5, bounds=(0, 1), bounds_y=(-5, 20),
+                                          random_state=0).fit(Xr, yr)
+    plan = plan_boosting(0.5, 1e-5)
+    assert reg.leaf_noise_std_ == plan.leaf_stds(reg.max_iter, 0.25, 1.0)
+    assert reg.split_epsilon_ == plan.split_epsilon(reg.max_iter * reg.max_depth)
+    assert reg.score(Xr, yr) > 0.8
+
+
 def test_leaf_noise_has_the_planned_std():
     rng = np.random.default_rng(0)
     splitter = PrivateSplitter(split_epsilon=1.0, grad_std=3.0, hess_std=0.5,

@@ -230,11 +230,15 @@ class PrivateSplitter:
         ε_s of one level's exponential mechanism (score sensitivity 1).
     grad_std, hess_std : float
         Std of the Gaussian noise on each leaf's gradient and hessian sum.
+    gradient_bound : float, default=1.0
+        The public bound on every row's |gradient|: the sensitivity Δ of the
+        split score.
     """
 
     def __init__(self, *, split_epsilon, grad_std, hess_std, l2_regularization, n_bins,
-                 n_categories=None):
+                 n_categories=None, gradient_bound=1.0):
         self.split_epsilon = split_epsilon
+        self.gradient_bound = gradient_bound
         self.grad_std = grad_std
         self.hess_std = hess_std
         self.lam = l2_regularization
@@ -245,11 +249,11 @@ class PrivateSplitter:
         B = layout.n_bins
         G, Gt = bins.histograms(node, n_nodes, g)
         GL = layout.numeric_left(G)  # every (threshold, missing direction): _candidates
-        score = np.abs(GL) + np.abs(Gt[:, None, None] - GL)  # sensitivity 1 for |g| <= 1
-        # Exponential mechanism, P ∝ μ·exp(ε_s·u/(2Δ)) with Δ = 1, by Gumbel-max; the base
-        # measure μ = (B − 1)/(2B − 1) of each numeric candidate gives every feature the
-        # prior mass B − 1 (module docstring).
-        half = 0.5 * self.split_epsilon
+        score = np.abs(GL) + np.abs(Gt[:, None, None] - GL)  # sensitivity Δ for |g| <= Δ
+        # Exponential mechanism, P ∝ μ·exp(ε_s·u/(2Δ)), Δ = gradient_bound, by Gumbel-max;
+        # the base measure μ = (B − 1)/(2B − 1) of each numeric candidate gives every feature
+        # the prior mass B − 1 (module docstring).
+        half = 0.5 * self.split_epsilon / self.gradient_bound
         log_mu = math.log((B - 1) / (2 * B - 1))
         logits = (log_mu + half * score + rng.gumbel(size=score.shape)).reshape(n_nodes, -1)
         if logits.shape[1] == 0:  # every feature categorical
@@ -278,8 +282,7 @@ class PrivateSplitter:
             if nodes.size:
                 Gj = cat_G[k][nodes]
                 table[nodes] = False
-                table[nodes, :Gj.shape[1]] = rng.random(Gj.shape) < expit(
-                    self.split_epsilon * Gj)
+                table[nodes, :Gj.shape[1]] = rng.random(Gj.shape) < expit(2.0 * half * Gj)
         return feature, table
 
     def leaves(self, leaf, n_leaves, g, h, rng):
