@@ -77,12 +77,15 @@ def test_discrete_samplers_follow_their_law(draw, law, support):
     assert _sup_distance_integers(sample, law.cdf, support) < _dkw(sample.size)
 
 
-def test_integers_have_no_modulo_bias():
-    # For a width of 3 * 2^62, "64-bit word mod width" would put half the draws below 2^62
-    # (instead of a third): rejection keeps the law uniform (Lemire 2019).
-    sample = SecureGenerator().integers(3 * 2**62, size=N, dtype=np.uint64)
+@pytest.mark.parametrize("width", [3 * 2**62, 3 * 2**61], ids=["array_path", "scalar_path"])
+def test_integers_have_no_modulo_bias(width):
+    # "64-bit word mod width" would put 1/2 (width 3 * 2^62) or 3/4 (width 3 * 2^61) of the
+    # draws below c = 2^64 mod width = 2^62, instead of c / width (1/3, 2/3): rejection keeps
+    # the law uniform (Lemire 2019).
+    sample = SecureGenerator().integers(width, size=N, dtype=np.uint64)
+    assert sample.max() < width
     below = np.mean(sample < np.uint64(2**62))
-    assert abs(below - 1 / 3) < _dkw(N)
+    assert abs(below - 2**62 / width) < _dkw(N)
 
 
 def test_choice_without_replacement_is_distinct_and_uniform():

@@ -158,6 +158,9 @@ class SecureGenerator:
         """Uniform integers on [low, high) ([low, high] with ``endpoint``), unbiased."""
         if high is None:
             low, high = 0, low
+        if np.ndim(low) == 0 and np.ndim(high) == 0 and 0 < int(high) + endpoint - int(low) \
+                and int(high) + endpoint <= 2**63:
+            return self._scalar_integers(int(low), int(high) + endpoint, size, dtype)
         low = np.asarray(low).astype(np.int64)
         high = np.asarray(high)
         high = high.astype(np.uint64) if np.all(high >= 0) else high.astype(np.int64)
@@ -182,6 +185,20 @@ class SecureGenerator:
         if size is None and values.ndim == 0:
             return values[()]
         return values
+
+    def _scalar_integers(self, low, high, size, dtype):
+        """``integers`` for scalar bounds, ``high - low`` at most 2^63 (the fast path)."""
+        width = high - low
+        reject_below = np.uint64(2**64 % width)  # Lemire 2019, as above
+        n = math.prod(_shape(size))
+        out = self._words(n)
+        bad = np.flatnonzero(out < reject_below)
+        while bad.size:
+            out = out.copy() if not out.flags.writeable else out
+            out[bad] = self._words(bad.size)
+            bad = bad[out[bad] < reject_below]
+        values = ((out % np.uint64(width)).astype(np.int64) + low).astype(dtype)
+        return values.reshape(_shape(size)) if size is not None else values[0]
 
     def permutation(self, x):
         """A uniformly random permutation of ``range(x)`` (an int) or of the rows of ``x``."""
