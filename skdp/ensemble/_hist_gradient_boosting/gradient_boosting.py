@@ -25,9 +25,10 @@ __all__ = ["DPHistGradientBoostingClassifier", "DPHistGradientBoostingRegressor"
 # bounds_y): the split score's and the leaf gradient sums' sensitivity, so their noise, is
 # 4 times smaller than with the whole [−1, 1]; a larger residual pulls with 1/4 (the
 # gradient of the Huber loss with δ = range/4). Measured with benchmarks/bench_trees.py's
-# loaders at ε = 1 (8 seeds), every regression table of the suite, bound 1 / 0.25 / 0.125:
-# diamonds R² 0.958 / 0.967 / 0.967, loans 0.191 / 0.260 / 0.258, weather
-# 0.798 / 0.876 / 0.848; 0.25 against 1 at ε = 0.1 and 5 (4 seeds): at or above on each.
+# loaders at ε = 1 (8 seeds), every regression table of the suite, bound 1 / 0.5 / 0.25 /
+# 0.125: diamonds R² 0.958 / 0.963 / 0.967 / 0.967, loans 0.191 / 0.240 / 0.260 / 0.258,
+# weather 0.798 / 0.853 / 0.876 / 0.848; 0.25 against 1 at ε = 0.1 and 5 (4 seeds): at or
+# above on each (docs/benchmarks.md).
 GRADIENT_CLIP = 0.25
 
 
