@@ -4,15 +4,22 @@ They read only parameters, shapes, dtypes and finiteness: never the data's
 values in a way that depends on them beyond "is it finite".
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..budget import PrivacyBudget
 from ..exceptions import PrivacyLeakWarning
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, RandomStateLike
+    from ._secure import SecureGenerator
 
 __all__ = [
     "check_bounds",
@@ -24,7 +31,7 @@ __all__ = [
 ]
 
 
-def check_epsilon(epsilon, *, name="epsilon", allow_inf=True):
+def check_epsilon(epsilon: float, *, name: str = "epsilon", allow_inf: bool = True) -> float:
     """Return ``epsilon`` as a float > 0, or raise ``ValueError``.
 
     Examples
@@ -57,7 +64,7 @@ privacy model): 1e-5, the common choice for tables up to about 100,000 rows.
 """
 
 
-def check_delta(delta, *, name="delta", allow_zero=True):
+def check_delta(delta: float, *, name: str = "delta", allow_zero: bool = True) -> float:
     """Return ``delta`` as a float in [0, 1) (or (0, 1)), or raise ``ValueError``."""
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(delta).__name__}.")
@@ -68,7 +75,7 @@ def check_delta(delta, *, name="delta", allow_zero=True):
     return delta
 
 
-def check_budget(budget):
+def check_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
     """Return ``budget`` if it is ``None`` or a :class:`~skdp.PrivacyBudget`."""
     if budget is not None and not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a skdp.PrivacyBudget or None; got {type(budget).__name__}.")
@@ -80,7 +87,8 @@ def check_budget(budget):
 MAX_BOUND = 1e100
 
 
-def check_bounds(bounds, n_features=None, *, name="bounds"):
+def check_bounds(bounds: ArrayLike, n_features: int | None = None, *,
+                 name: str = "bounds") -> tuple[FloatArray, FloatArray]:
     """Return public bounds as two float arrays ``(lower, upper)``.
 
     Parameters
@@ -217,7 +225,8 @@ def check_classes(y, classes, *, private=True, min_classes=2):
     return classes
 
 
-def check_generator(random_state, *, secure=False):
+def check_generator(random_state: RandomStateLike | SecureGenerator, *,
+                    secure: bool = False) -> np.random.Generator | SecureGenerator:
     """A :class:`numpy.random.Generator` from ``random_state``.
 
     ``None`` draws fresh OS entropy; an int seeds a generator for
