@@ -67,7 +67,7 @@ _EXTRA_SHARE = 1e-4
 _FULL_UP_TO = 3
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)  # a self-composed PLD may hold 10⁵ cells per direction
 def _leaf_runs(leaf, count, step, tail, tail_bound):
     """(remove, add) PLDs of ``count`` runs of ``leaf`` on this grid (one FFT power when count > 1)."""
     remove, add = _leaf_plds(leaf, step, tail)
