@@ -1,7 +1,10 @@
 """DPKMeans: Lloyd's algorithm with noisy counts and sums per cluster."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import (
@@ -19,6 +22,10 @@ from ..preprocessing._validation import finite_output
 from ..stats._core import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPKMeans"]
 
@@ -126,17 +133,17 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     def __init__(
         self,
-        n_clusters=8,
+        n_clusters: int = 8,
         *,
-        init="private",
-        max_iter=5,
-        bounds=None,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        budget=None,
-        random_state=None,
-        secure=False,
-    ):
+        init: str | ArrayLike = "private",
+        max_iter: int = 5,
+        bounds: ArrayLike | None = None,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+    ) -> None:
         self.n_clusters = n_clusters
         self.init = init
         self.max_iter = max_iter
@@ -162,7 +169,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     def _n_releases(self, init, max_iter):
         return max_iter + (1 if isinstance(init, str) and init == "private" else 0)
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPKMeans:
         """Run ``max_iter`` private Lloyd steps; charges the budget once.
 
         Parameters
@@ -254,7 +261,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     def _n_features_out(self):
         return self.cluster_centers_.shape[0]
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The nearest centre of each row, clipped to ``bounds_`` as in the fit.
 
         Parameters
@@ -269,7 +276,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._labels(np.clip(X, *self.bounds_))
 
-    def fit_predict(self, X, y=None):
+    def fit_predict(self, X: ArrayLike, y: ArrayLike | None = None) -> NDArray:
         """Fit, then return the labels of X's rows (not stored at finite ε).
 
         Parameters
@@ -284,7 +291,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         """
         return self.fit(X).predict(X)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray:
         """Euclidean distances of each (clipped) row to every centre.
 
         Parameters
