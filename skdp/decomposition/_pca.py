@@ -1,8 +1,11 @@
 """DPPCA: principal component analysis by the Analyze Gauss mechanism (Laplace at δ = 0)."""
 
+from __future__ import annotations
+
 import functools
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -16,6 +19,10 @@ from ..preprocessing._validation import check_bool, finite_output
 from ..stats._core import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPPCA"]
 
@@ -204,17 +211,17 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def __init__(
         self,
-        n_components=None,
+        n_components: int | float | None = None,
         *,
-        whiten=False,
-        bounds=None,
-        data_norm=None,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        budget=None,
-        random_state=None,
-        secure=False,
-    ):
+        whiten: bool = False,
+        bounds: ArrayLike | None = None,
+        data_norm: float | None = None,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+    ) -> None:
         self.n_components = n_components
         self.whiten = whiten
         self.bounds = bounds
@@ -239,7 +246,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             raise ValueError(f"A float n_components must be in (0, 1); got {n!r}.")
         return float(n)
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPPCA:
         """Release the noisy covariance and keep its top eigenvectors; charges the budget once.
 
         Parameters
@@ -355,7 +362,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Y, c, _ = clip_rows(X, self.bounds_, data_norm)
         return Y + c
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray:
         """Clip X as the fit did, centre it and project it on the components.
 
         Parameters
@@ -377,7 +384,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         return finite_output(project)
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray:
         """Map projections back to the feature space.
 
         Parameters
