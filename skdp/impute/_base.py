@@ -1,7 +1,10 @@
 """DPSimpleImputer: fill missing values with DP statistics."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -23,6 +26,12 @@ from ..stats._core import (
 )
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPSimpleImputer"]
 
@@ -165,9 +174,12 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     True
     """
 
-    def __init__(self, *, missing_values=np.nan, strategy="mean", bounds=None, categories=None,
-                 fill_value=None, epsilon=1.0, delta=DEFAULT_DELTA, secure=False, budget=None,
-                 random_state=None):
+    def __init__(self, *, missing_values: float = np.nan, strategy: str = "mean",
+                 bounds: ArrayLike | None = None,
+                 categories: ArrayLike | Sequence[ArrayLike] | None = None,
+                 fill_value: float | None = None, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 secure: bool = False, budget: PrivacyBudget | None = None,
+                 random_state: RandomStateLike = None) -> None:
         self.missing_values = missing_values
         self.strategy = strategy
         self.bounds = bounds
@@ -217,7 +229,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
             out.append(c)
         return out
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPSimpleImputer:
         """Compute the DP fill values; charges the budget once.
 
         Parameters
@@ -347,7 +359,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         # Divide by the noisy count floored at 1; the true mean lies in the bounds.
         return np.clip(center + sums / np.maximum(counts, 1.0), lower, upper)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray:
         """Replace every NaN by its feature's fill value.
 
         Parameters
