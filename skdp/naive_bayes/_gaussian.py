@@ -1,7 +1,10 @@
 """DPGaussianNB: Gaussian naive Bayes from DP class counts, means and variances."""
 
+from __future__ import annotations
+
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import logsumexp
@@ -20,6 +23,10 @@ from ..stats._core import (
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_classes
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPGaussianNB"]
 
@@ -225,8 +232,11 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     0.92
     """
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None, priors=None,
-                 var_smoothing=1e-9, secure=False, budget=None, random_state=None):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 bounds: ArrayLike | None = None, classes: ArrayLike | None = None,
+                 priors: ArrayLike | None = None, var_smoothing: float = 1e-9,
+                 secure: bool = False, budget: PrivacyBudget | None = None,
+                 random_state: RandomStateLike = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -247,7 +257,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError("The priors must be non-negative and sum to 1.")
         return priors
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPGaussianNB:
         """Fit from DP statistics; charges the budget once.
 
         Parameters
@@ -321,7 +331,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         sq = ((X[:, None, :] - self.theta_[None, :, :]) ** 2 / var[None, :, :]).sum(axis=2)
         return log_prior + n_ij - 0.5 * sq
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """Most probable class of each row.
 
         Parameters
@@ -335,7 +345,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log-probability of each class.
 
         Parameters
@@ -349,7 +359,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         jll = self._joint_log_likelihood(X)
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Probability of each class.
 
         Parameters
