@@ -1,6 +1,9 @@
 """DPKBinsDiscretizer: bins from public or private bounds, or from DP quantiles."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -13,6 +16,12 @@ from ..stats._core import _quantile_curve, _quantile_release
 from ..stats._range import _bounds_curve, _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_choice, check_n_bins
+
+if TYPE_CHECKING:
+    from scipy.sparse import spmatrix
+
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPKBinsDiscretizer"]
 
@@ -142,18 +151,18 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_bins=5,
+        n_bins: int | ArrayLike = 5,
         *,
-        encode="onehot",
-        strategy="uniform",
-        bounds=None,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        dtype=None,
-        secure=False,
-        budget=None,
-        random_state=None,
-    ):
+        encode: str = "onehot",
+        strategy: str = "uniform",
+        bounds: ArrayLike | None = None,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        dtype: type[np.floating] | None = None,
+        secure: bool = False,
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.n_bins = n_bins
         self.encode = encode
         self.strategy = strategy
@@ -172,7 +181,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
             return np.dtype(self.dtype)
         raise ValueError(f"dtype must be np.float32, np.float64 or None; got {self.dtype!r}.")
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPKBinsDiscretizer:
         """Compute the bin edges; charges the budget once.
 
         Parameters
@@ -256,7 +265,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
             ).fit(np.zeros((1, n_features)))  # public categories only, no data
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray | spmatrix:
         """Bin X.
 
         Parameters
@@ -278,7 +287,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
             return Xt
         return self._encoder.transform(Xt)
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray:
         """Map bins back to their centres.
 
         Parameters
@@ -302,7 +311,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
             out[:, j] = centres[np.clip(X[:, j].astype(int), 0, len(centres) - 1)]
         return out
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> NDArray[np.object_]:
         """Output feature names, as scikit-learn's ``KBinsDiscretizer`` names them.
 
         Parameters

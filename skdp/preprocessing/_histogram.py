@@ -1,7 +1,10 @@
 """DPHistogramTransformer: values mapped to DP bin frequencies or densities."""
 
+from __future__ import annotations
+
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -12,6 +15,10 @@ from ..stats._core import _histogram_curve, _histogram_release, _noisy_frequenci
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_choice, check_n_bins
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPHistogramTransformer"]
 
@@ -99,8 +106,10 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
            [0.1]])
     """
 
-    def __init__(self, bins=10, *, bounds=None, output="frequency", epsilon=1.0, delta=DEFAULT_DELTA,
-                 secure=False, budget=None, random_state=None):
+    def __init__(self, bins: int | ArrayLike = 10, *, bounds: ArrayLike | None = None,
+                 output: str = "frequency", epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 secure: bool = False, budget: PrivacyBudget | None = None,
+                 random_state: RandomStateLike = None) -> None:
         self.bins = bins
         self.bounds = bounds
         self.output = output
@@ -110,7 +119,7 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         self.budget = budget
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPHistogramTransformer:
         """Release one DP histogram per feature; charges the budget once.
 
         Parameters
@@ -167,7 +176,7 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
             self.frequencies_.append(_noisy_frequencies(hist))
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray:
         """Map each value to the DP frequency or density of its bin.
 
         Values outside the bounds count as in the first or last bin.

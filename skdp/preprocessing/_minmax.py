@@ -1,7 +1,10 @@
 """DPMinMaxScaler: min-max scaling from public bounds, private bounds or DP quantiles."""
 
+from __future__ import annotations
+
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -19,6 +22,10 @@ from ..stats._range import (
 )
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPMinMaxScaler"]
 
@@ -143,18 +150,18 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
 
     def __init__(
         self,
-        feature_range=(0, 1),
+        feature_range: tuple[float, float] = (0, 1),
         *,
-        bounds=None,
-        quantile_range=None,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        copy=True,
-        clip=False,
-        secure=False,
-        budget=None,
-        random_state=None,
-    ):
+        bounds: ArrayLike | None = None,
+        quantile_range: tuple[float, float] | None = None,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        copy: bool = True,
+        clip: bool = False,
+        secure: bool = False,
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.feature_range = feature_range
         self.bounds = bounds
         self.quantile_range = quantile_range
@@ -166,7 +173,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.budget = budget
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPMinMaxScaler:
         """Compute the range per feature; charges the budget once.
 
         Parameters
@@ -239,7 +246,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.data_range_ = data_range
         return self
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray:
         """Scale X to ``feature_range``.
 
         Parameters
@@ -257,7 +264,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
             Xt = np.clip(Xt, *check_feature_range(self.feature_range))
         return Xt
 
-    def inverse_transform(self, X):
+    def inverse_transform(self, X: ArrayLike) -> NDArray:
         """Undo the scaling.
 
         Parameters

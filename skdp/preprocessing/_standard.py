@@ -1,7 +1,10 @@
 """DPStandardScaler: standardisation with DP means and variances."""
 
+from __future__ import annotations
+
 import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -13,6 +16,10 @@ from ..stats._core import _mean_curve, _mean_release, _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, finite_output
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPStandardScaler"]
 
@@ -108,16 +115,16 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     def __init__(
         self,
         *,
-        bounds=None,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        with_mean=True,
-        with_std=True,
-        copy=True,
-        secure=False,
-        budget=None,
-        random_state=None,
-    ):
+        bounds: ArrayLike | None = None,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        with_mean: bool = True,
+        with_std: bool = True,
+        copy: bool = True,
+        secure: bool = False,
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+    ) -> None:
         self.bounds = bounds
         self.epsilon = epsilon
         self.delta = delta
@@ -128,7 +135,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         self.budget = budget
         self.random_state = random_state
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPStandardScaler:
         """Compute the DP mean and variance; charges the budget once.
 
         Parameters
@@ -190,7 +197,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             self.scale_ = None
         return self
 
-    def transform(self, X, copy=None):
+    def transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Clip X to ``bounds_`` (as the fit did), then standardise it.
 
         Parameters
@@ -214,7 +221,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             X = X / self.scale_
         return X
 
-    def inverse_transform(self, X, copy=None):
+    def inverse_transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Undo the standardisation.
 
         Parameters
