@@ -15,7 +15,8 @@ their documented ``bounds_y``):
   ``max_bins=64`` on Adult (native-country has 41 categories, and a categorical feature has at
   most ``max_bins``, as in scikit-learn), the default 32 elsewhere;
 - skdp's ``DPRandomForestClassifier`` and ``DPDecisionTreeClassifier`` with their defaults and
-  ``bounds=(0, 1)`` (classification);
+  ``bounds=(0, 1)`` (classification), and on tables with categorical columns also with
+  ``categorical_features`` (the same table and ``max_bins`` as the boosting's);
 - skdp's ``DPLogisticRegression(data_norm=row_norm)`` / ``DPLinearRegression(bounds_X=(0, 1),
   bounds_y=...)``, their documented settings in the suite;
 - interpret's ``DPExplainableBoostingClassifier`` / ``Regressor`` (DP-EBM, Nori et al. 2021)
@@ -168,16 +169,25 @@ def _categorical_task(name, task):
 
 
 def _categorical_makers(task, eps, seed):
-    from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
+    from skdp.ensemble import (
+        DPHistGradientBoostingClassifier,
+        DPHistGradientBoostingRegressor,
+        DPRandomForestClassifier,
+    )
+    from skdp.tree import DPDecisionTreeClassifier
 
     n_categories = max(len(t.categories) for t in task.X_train.dtypes
                        if getattr(t, "name", "") == "category")
     max_bins = 64 if n_categories > 32 else 32  # at most max_bins categories, as scikit-learn
     label = f"skdp DPHistGradientBoosting*, categorical_features (max_bins={max_bins})"
     if task.kind == "classification":
-        return [(label, lambda: DPHistGradientBoostingClassifier(
-            epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes, max_bins=max_bins,
-            random_state=seed))]
+        kw = dict(epsilon=eps, delta=DELTA, bounds=(0, 1), classes=task.classes,
+                  max_bins=max_bins, random_state=seed)
+        return [(label, lambda: DPHistGradientBoostingClassifier(**kw)),
+                ("skdp DPRandomForestClassifier, categorical_features",
+                 lambda: DPRandomForestClassifier(**kw)),
+                ("skdp DPDecisionTreeClassifier, categorical_features",
+                 lambda: DPDecisionTreeClassifier(**kw))]
     return [(label, lambda: DPHistGradientBoostingRegressor(
         epsilon=eps, delta=DELTA, bounds=(0, 1), bounds_y=task.bounds_y, max_bins=max_bins,
         random_state=seed))]
