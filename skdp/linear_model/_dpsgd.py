@@ -1,7 +1,10 @@
 """DP-SGD classifiers and regressors: linear by default, neural with hidden layers."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -27,6 +30,10 @@ from ..utils import (
 )
 from ..stats._range import _bounds_curve, _bounds_release
 from ..utils._validation import check_classes, check_numeric_target
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
@@ -405,28 +412,28 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
 
     def __init__(
         self,
-        loss="log_loss",
+        loss: str = "log_loss",
         *,
-        hidden_layer_sizes=(),
-        activation="relu",
-        alpha=1e-4,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        budget=None,
-        noise_multiplier=None,
-        clip_norm=1.0,
-        batch_size="auto",
-        sampling_rate=None,
-        max_iter=20,
-        learning_rate="auto",
-        optimizer="adam",
-        schedule="cosine",
-        momentum=0.9,
-        classes=None,
-        random_state=None,
-        secure=False,
-        verbose=0,
-    ):
+        hidden_layer_sizes: tuple[int, ...] = (),
+        activation: str = "relu",
+        alpha: float = 1e-4,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        budget: PrivacyBudget | None = None,
+        noise_multiplier: float | None = None,
+        clip_norm: float = 1.0,
+        batch_size: int | str = "auto",
+        sampling_rate: float | None = None,
+        max_iter: int = 20,
+        learning_rate: float | str = "auto",
+        optimizer: str = "adam",
+        schedule: str = "cosine",
+        momentum: float = 0.9,
+        classes: ArrayLike | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -448,7 +455,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.secure = secure
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPSGDClassifier:
         """Fit by DP-SGD; charges ``budget`` once, before reading the data.
 
         Parameters
@@ -491,12 +498,12 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         self.classes_ = classes
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray:
         """Network outputs: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
         f = self._output(X)
         return f[:, 0] if f.shape[1] == 1 else f
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """Predicted class labels."""
         f = self._output(X)
         if f.shape[1] == 1:
@@ -507,7 +514,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         return self.loss in ("log_loss", "modified_huber")
 
     @available_if(_has_proba)
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities (``log_loss`` and ``modified_huber`` only, as in scikit-learn)."""
         f = self._output(X)
         if self.loss == "log_loss":
@@ -527,7 +534,7 @@ class DPSGDClassifier(ClassifierMixin, _BaseDPSGD):
         return p / total
 
     @available_if(_has_proba)
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Logarithm of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -588,29 +595,29 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     def __init__(
         self,
-        loss="squared_error",
+        loss: str = "squared_error",
         *,
-        hidden_layer_sizes=(),
-        activation="relu",
-        alpha=1e-4,
-        epsilon=1.0,
-        delta=DEFAULT_DELTA,
-        budget=None,
-        noise_multiplier=None,
-        clip_norm=1.0,
-        batch_size="auto",
-        sampling_rate=None,
-        max_iter=20,
-        learning_rate="auto",
-        optimizer="adam",
-        schedule="cosine",
-        momentum=0.9,
-        bounds_y=None,
-        huber_threshold=0.1,
-        random_state=None,
-        secure=False,
-        verbose=0,
-    ):
+        hidden_layer_sizes: tuple[int, ...] = (),
+        activation: str = "relu",
+        alpha: float = 1e-4,
+        epsilon: float = 1.0,
+        delta: float = DEFAULT_DELTA,
+        budget: PrivacyBudget | None = None,
+        noise_multiplier: float | None = None,
+        clip_norm: float = 1.0,
+        batch_size: int | str = "auto",
+        sampling_rate: float | None = None,
+        max_iter: int = 20,
+        learning_rate: float | str = "auto",
+        optimizer: str = "adam",
+        schedule: str = "cosine",
+        momentum: float = 0.9,
+        bounds_y: ArrayLike | None = None,
+        huber_threshold: float = 0.1,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+        verbose: int = 0,
+    ) -> None:
         self.loss = loss
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -633,7 +640,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.secure = secure
         self.verbose = verbose
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPSGDRegressor:
         """Fit by DP-SGD; charges ``budget`` once, before reading the data.
 
         Parameters
@@ -693,6 +700,6 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self.bounds_y_ = (lo, hi)
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """Predicted targets."""
         return self._output(X)[:, 0] * self._y_half + self._y_center

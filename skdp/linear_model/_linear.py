@@ -1,7 +1,10 @@
 """Differentially private ordinary least squares by sufficient-statistics perturbation."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import linalg
@@ -15,6 +18,10 @@ from ..stats._range import _bounds_release, split_curve
 from ..utils import check_bounds, check_delta, check_epsilon
 from ..utils._validation import check_numeric_target
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPLinearRegression"]
 
@@ -322,17 +329,17 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        epsilon=1.0,
-        delta=1e-5,
-        bounds_X=None,
-        bounds_y=None,
-        data_norm=None,
-        fit_intercept=True,
-        ridge="auto",
-        budget=None,
-        random_state=None,
-        secure=False,
-    ):
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        bounds_X: ArrayLike | None = None,
+        bounds_y: ArrayLike | None = None,
+        data_norm: float | None = None,
+        fit_intercept: bool = True,
+        ridge: float | str = "auto",
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds_X = bounds_X
@@ -367,7 +374,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 raise ValueError(f'ridge must be "auto" or a finite float >= 0; got {ridge!r}.')
         return epsilon, delta, bounds_X, data_norm, bounds_y
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPLinearRegression:
         """Fit the private linear model; charges the budget once.
 
         Parameters
@@ -497,7 +504,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         max_abs = (upper - lower) / 2.0 if centre is not None else np.maximum(np.abs(lower), np.abs(upper))
         return RowClipper(lower=lower, upper=upper, centre=centre, data_norm=norm), max_abs
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """Predict with the private linear model.
 
         Parameters

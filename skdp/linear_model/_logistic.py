@@ -1,7 +1,10 @@
 """DPLogisticRegression: logistic regression that needs no tuning, by noisy full-batch gradient descent."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.optimize import minimize
@@ -22,6 +25,10 @@ from ._row_norm import (
     estimate_data_norm,
     norm_estimate_curve,
 )
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPLogisticRegression"]
 
@@ -252,18 +259,18 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        epsilon=1.0,
-        delta=1e-5,
-        C=1.0,
-        data_norm=None,
-        bounds_X=None,
-        fit_intercept=True,
-        classes=None,
-        max_iter="auto",
-        budget=None,
-        random_state=None,
-        secure=False,
-    ):
+        epsilon: float = 1.0,
+        delta: float = 1e-5,
+        C: float = 1.0,
+        data_norm: float | None = None,
+        bounds_X: ArrayLike | None = None,
+        fit_intercept: bool = True,
+        classes: ArrayLike | None = None,
+        max_iter: int | str = "auto",
+        budget: PrivacyBudget | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.C = C
@@ -325,7 +332,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return RowClipper(), private
 
     # -- fit ----------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPLogisticRegression:
         """Fit the model; charges ``budget`` once, before reading the data's values.
 
         Parameters
@@ -429,7 +436,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # -- predict ------------------------------------------------------------
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray:
         """Linear scores of the rows clipped as in ``fit``: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, accept_sparse=False, dtype=[np.float64, np.float32])
@@ -438,7 +445,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             scores[rows] = self._clipper.transform(X[rows]) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities (sigmoid for two classes, softmax otherwise)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -446,14 +453,14 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             return np.column_stack([1.0 - p, p])
         return softmax(scores, axis=1)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log of :meth:`predict_proba`."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
             scores = np.column_stack([np.zeros_like(scores), scores])
         return log_softmax(scores, axis=1)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The class of highest score."""
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
