@@ -1,7 +1,10 @@
 """DPPipeline: one charge for every private step of a pipeline, or none."""
 
+from __future__ import annotations
+
 import inspect
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.sparse import csr_matrix, issparse
@@ -23,6 +26,13 @@ from ..model_selection._search import (
     _quiet,
     _sync_fitted_copies,
 )
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from joblib import Memory
+
+    from .._typing import ArrayLike, NDArray
 
 __all__ = ["DPPipeline", "make_pipeline"]
 
@@ -114,7 +124,7 @@ class DPPipeline(Pipeline):
     1
     """
 
-    def fit(self, X, y=None, **params):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> DPPipeline:
         """Charge the private steps' curves once, then fit every step.
 
         Parameters
@@ -151,11 +161,11 @@ class DPPipeline(Pipeline):
             _sync_fitted_copies(self)
         return self
 
-    def fit_transform(self, X, y=None, **params):
+    def fit_transform(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> Any:
         """Fit as :meth:`fit` does, then transform ``X`` with the fitted steps."""
         return self.fit(X, y, **params).transform(X)
 
-    def fit_predict(self, X, y=None, **params):
+    def fit_predict(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> NDArray:
         """Fit as :meth:`fit` does, then predict ``X`` with the fitted pipeline."""
         return self.fit(X, y, **params).predict(X)
 
@@ -256,7 +266,8 @@ def _check_step_fit_params(pipeline, params):
                             f"{name!r} (passed to the DPPipeline as {key!r}).")
 
 
-def make_pipeline(*steps, memory=None, transform_input=None, verbose=False):
+def make_pipeline(*steps, memory: str | Memory | None = None,
+                  transform_input: list[str] | None = None, verbose: bool = False) -> DPPipeline:
     """Build a :class:`DPPipeline` from its steps, named after their classes in lower case.
 
     Parameters
