@@ -14,15 +14,23 @@ from the extraction rules and the census coding), and
 data it is fitted on.
 """
 
+from __future__ import annotations
+
 import functools
 import gzip
 import math
 from importlib import resources
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import Bunch
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._typing import ArrayLike, FloatArray
 
 __all__ = ["adult_preprocessor", "adult_schema", "load_adult"]
 
@@ -106,7 +114,7 @@ def _categories_from_names():
     return categories
 
 
-def adult_schema():
+def adult_schema() -> dict[str, Any]:
     """The public schema of the Adult data: nothing in it is read from the rows.
 
     Returns
@@ -169,7 +177,8 @@ def _load_raw(subset):
     return _read_rows("adult.test", skip_first=True)  # first line: "|1x3 Cross validator"
 
 
-def load_adult(*, subset="train", return_X_y=False, as_frame=False):
+def load_adult(*, subset: str = "train", return_X_y: bool = False,
+               as_frame: bool = False) -> Bunch | tuple[Any, Any]:
     """Load the UCI Adult (Census Income) data, in its published train/test split.
 
     The files ship with skdp (Becker & Kohavi 1996, UCI Machine Learning
@@ -293,7 +302,8 @@ def load_adult(*, subset="train", return_X_y=False, as_frame=False):
     )
 
 
-def scale_to_public_bounds(X, *, lower, upper, log_scaled):
+def scale_to_public_bounds(X: ArrayLike, *, lower: ArrayLike, upper: ArrayLike,
+                           log_scaled: ArrayLike) -> FloatArray:
     """Clip each column to public ``[lower, upper]`` and map it onto [0, 1].
 
     Columns flagged in ``log_scaled`` map as ``log1p(x - lower) / log1p(upper - lower)``,
@@ -311,7 +321,7 @@ def scale_to_public_bounds(X, *, lower, upper, log_scaled):
     return np.where(log_scaled, logged, linear)
 
 
-def adult_preprocessor():
+def adult_preprocessor() -> ColumnTransformer:
     """A ColumnTransformer for the Adult data that learns nothing from it.
 
     - The 8 categorical columns are one-hot encoded with the public categories
