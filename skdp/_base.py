@@ -8,10 +8,13 @@ Every ``fit`` in skdp follows the same four steps (see DESIGN.md):
 4. only then compute anything from the data's values.
 """
 
+from __future__ import annotations
+
 import functools
 import inspect
 import numbers
 import warnings
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 from sklearn.base import clone
@@ -23,6 +26,8 @@ from .exceptions import BudgetExceededError, BudgetExhaustedWarning
 from .utils import check_budget, check_generator
 
 __all__ = ["DPEstimatorMixin"]
+
+_Estimator = TypeVar("_Estimator", bound="DPEstimatorMixin")
 
 
 class DPEstimatorMixin:
@@ -52,7 +57,7 @@ class DPEstimatorMixin:
             if inspect.isfunction(method):
                 setattr(cls, name, _refusing_unsupported(method))
 
-    def set_params(self, **params):
+    def set_params(self: _Estimator, **params: Any) -> _Estimator:
         """Set the parameters, as :meth:`sklearn.base.BaseEstimator.set_params` does.
 
         A parameter that skdp refuses on purpose raises ``ValueError`` with the
@@ -62,7 +67,7 @@ class DPEstimatorMixin:
         return super().set_params(**params)
 
     @property
-    def partial_fit(self):
+    def partial_fit(self) -> NoReturn:
         # hasattr(estimator, "partial_fit") stays False, as scikit-learn's checks expect.
         raise AttributeError(f"{type(self).__name__} has no partial_fit: {PARTIAL_FIT}")
 

@@ -1,7 +1,9 @@
 """The privacy cost of an estimator, a pipeline or a private search, before it is fitted."""
 
+from __future__ import annotations
+
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from sklearn.base import clone, is_classifier
@@ -23,6 +25,11 @@ from .model_selection._search import (
 )
 from .utils import DEFAULT_DELTA, check_delta
 
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
+    from ._typing import ArrayLike
+
 __all__ = ["PrivacyCost", "privacy_cost"]
 
 
@@ -40,7 +47,8 @@ class PrivacyCost(NamedTuple):
     curve: RDPCurve
 
 
-def privacy_cost(estimator, X, y=None, *, delta=None, accountant=None):
+def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = None, *,
+                 delta: float | None = None, accountant: str | None = None) -> PrivacyCost:
     """The privacy curve that fitting ``estimator`` on data like ``X`` charges, before fitting.
 
     Works for an skdp estimator, a ``Pipeline`` or ``ColumnTransformer`` of
