@@ -10,8 +10,11 @@ count=1)``, ``epsilon(delta)`` and ``delta(epsilon)``, so a ledger can use
 the PLD accountant when every charge has a PLD and the RDP one otherwise.
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -50,6 +53,10 @@ from ._pld import chernoff_window, compose_plds
 from . import _pld_mechanisms as _mech
 from ._subsampled import poisson_subsampled_gaussian_rdp, sampled_without_replacement_gaussian_rdp
 
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
+    from ._pld import PrivacyLossDistribution
+
 __all__ = ["PLDAccountant", "RDPAccountant", "epsilon_of"]
 
 # Largest grid (cells) the default discretisation aims for, per PLD.
@@ -63,19 +70,22 @@ def _check_epsilon(epsilon):
     return epsilon
 
 
+_Acc = TypeVar("_Acc", bound="_Accountant")
+
+
 class _Accountant:
     """What both accountants share: the list of composed events."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._leaves = {}  # leaf event -> count
 
-    def supports(self, event):
+    def supports(self, event: DPEvent) -> bool:
         """True when this accountant can analyse ``event`` (and all its parts)."""
         if not isinstance(event, DPEvent):
             return False
         return all(self._leaf_ok(leaf) for leaf, _ in _flatten(event))
 
-    def compose(self, event, count=1):
+    def compose(self: _Acc, event: DPEvent, count: int = 1) -> _Acc:
         """Add ``count`` runs of ``event``; returns the accountant (so calls chain).
 
         Raises ``ValueError`` (and adds nothing) if the event is not supported.
@@ -89,7 +99,7 @@ class _Accountant:
         return self
 
     @property
-    def event(self):
+    def event(self) -> ComposedEvent:
         """Everything composed so far, as one :class:`~skdp.accounting.ComposedEvent`."""
         return ComposedEvent(
             tuple(leaf if c == 1 else SelfComposedEvent(leaf, c) for leaf, c in self._leaves.items())
@@ -295,7 +305,8 @@ class PLDAccountant(_Accountant):
     3.882
     """
 
-    def __init__(self, *, value_discretization=None, tail_bound=1e-15):
+    def __init__(self, *, value_discretization: float | None = None,
+                 tail_bound: float = 1e-15) -> None:
         super().__init__()
         if value_discretization is not None:
             value_discretization = float(value_discretization)
@@ -439,7 +450,7 @@ class PLDAccountant(_Accountant):
         self._cache = (remove, add)
         return self._cache
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: float) -> float:
         """Smallest ε such that the composition is (ε, δ)-DP (``inf`` if none)."""
         delta = _check_delta(delta)
         active = self._active()
@@ -457,7 +468,7 @@ class PLDAccountant(_Accountant):
         remove, add = self._composed()
         return min(cap, max(remove.epsilon(delta), add.epsilon(delta)))
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float) -> float:
         """Smallest δ such that the composition is (ε, δ)-DP."""
         epsilon = _check_epsilon(epsilon)
         active = self._active()
@@ -474,7 +485,9 @@ class PLDAccountant(_Accountant):
         remove, add = self._composed()
         return max(remove.delta(epsilon), add.delta(epsilon))
 
-    def privacy_loss_distributions(self):
+    def privacy_loss_distributions(
+        self,
+    ) -> tuple[PrivacyLossDistribution, PrivacyLossDistribution]:
         """The composed PLDs: ``(remove, add)`` (one object twice when both are equal)."""
         return self._composed()
 
@@ -529,7 +542,7 @@ class RDPAccountant(_Accountant):
     1.0355
     """
 
-    def __init__(self, *, orders=None):
+    def __init__(self, *, orders: ArrayLike | None = None) -> None:
         super().__init__()
         self.orders = check_orders(orders)
 
@@ -543,7 +556,7 @@ class RDPAccountant(_Accountant):
                                  NonPrivateEvent))
 
     @property
-    def curve(self):
+    def curve(self) -> RDPCurve:
         """The composed :class:`~skdp.accounting.RDPCurve`."""
         total = RDPCurve.zero(self.orders)
         for leaf, c in self._leaves.items():
@@ -551,11 +564,11 @@ class RDPAccountant(_Accountant):
                 total = total + _leaf_curve(leaf, self.orders) * c
         return total
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: float) -> float:
         """ε at ``delta`` of the composed curve (:meth:`RDPCurve.epsilon`)."""
         return self.curve.epsilon(delta)
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: float) -> float:
         """δ at ``epsilon`` of the composed curve (:meth:`RDPCurve.delta_for`)."""
         return self.curve.delta_for(_check_epsilon(epsilon))
 
@@ -701,7 +714,7 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest", pld=None
     return min(results, key=lambda r: r[0])
 
 
-def epsilon_of(curve, delta, *, accountant="tightest"):
+def epsilon_of(curve: RDPCurve, delta: float, *, accountant: str = "tightest") -> float:
     """ε at ``delta`` of ``curve`` (an :class:`~skdp.accounting.RDPCurve`) by ``accountant``.
 
     ``"rdp"`` converts the curve (:meth:`RDPCurve.epsilon`); ``"pld"`` uses

@@ -5,7 +5,10 @@ add/remove-one-row relation. Noise is always given relative to the L2 (or L1)
 sensitivity, so the curves need no data.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +24,9 @@ from ._events import (
     ZCDPEvent,
 )
 from ._orders import check_orders
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
 
 __all__ = [
     "gaussian_rdp",
@@ -44,7 +50,7 @@ def _fmt(x):
     return f"{x:.6g}"
 
 
-def gaussian_rdp(noise_multiplier, *, orders=None):
+def gaussian_rdp(noise_multiplier: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of the Gaussian mechanism: ε(α) = α / (2σ²).
 
     Mironov 2017, Prop. 7, with σ = noise std / L2 sensitivity.
@@ -77,7 +83,8 @@ def gaussian_rdp(noise_multiplier, *, orders=None):
     )
 
 
-def laplace_rdp(scale, *, sensitivity=1.0, orders=None):
+def laplace_rdp(scale: float, *, sensitivity: float = 1.0,
+                orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of the Laplace mechanism with L1 ``sensitivity`` and noise ``scale``.
 
     Mironov 2017, Prop. 6 (table 2), with λ = scale / sensitivity::
@@ -122,7 +129,7 @@ def _binary_rr_rdp(epsilon, orders):
     return np.maximum(np.logaddexp(a, b) / (orders - 1), 0.0)
 
 
-def pure_dp_rdp(epsilon, *, orders=None):
+def pure_dp_rdp(epsilon: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """The tightest RDP curve implied by pure ε-DP.
 
     Every ε-DP mechanism is a post-processing of binary randomized response
@@ -172,7 +179,8 @@ def _bounded_range_rdp(epsilon, orders=None):
     )
 
 
-def randomized_response_rdp(epsilon, *, n_categories=2, orders=None):
+def randomized_response_rdp(epsilon: float, *, n_categories: int = 2,
+                            orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of k-ary randomized response with parameter ε.
 
     k-RR reports the true category with probability e^ε/(e^ε + k − 1) and each
@@ -213,7 +221,7 @@ def randomized_response_rdp(epsilon, *, n_categories=2, orders=None):
     )
 
 
-def zcdp_rdp(rho, *, orders=None):
+def zcdp_rdp(rho: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP curve of a ρ-zCDP mechanism: ε(α) = ρα (Bun & Steinke 2016, Def. 1.1).
 
     Examples
@@ -235,7 +243,8 @@ def zcdp_rdp(rho, *, orders=None):
     )
 
 
-def approximate_dp_rdp(epsilon, delta, *, orders=None):
+def approximate_dp_rdp(epsilon: float, delta: float, *,
+                       orders: ArrayLike | None = None) -> RDPCurve:
     """The curve of an (ε, δ)-DP mechanism that has no RDP analysis.
 
     Its RDP part is the pure ε-DP curve and its δ adds up separately under

@@ -1,6 +1,9 @@
 """Noise calibration: the smallest noise multiplier σ that meets a target (ε, δ)."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +20,9 @@ from ._subsampled import (
     _WORGaussian,
 )
 
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
+
 __all__ = ["calibrate_noise_multiplier", "epsilon_for"]
 
 _SAMPLINGS = ("poisson", "without_replacement")
@@ -30,8 +36,9 @@ def _one_step_engine(sampling, sampling_rate, orders):
     raise ValueError(f"sampling must be one of {_SAMPLINGS}; got {sampling!r}.")
 
 
-def epsilon_for(noise_multiplier, delta, *, sampling_rate=1.0, steps=1, sampling="poisson", orders=None,
-                accountant="tightest"):
+def epsilon_for(noise_multiplier: float, delta: float, *, sampling_rate: float = 1.0,
+                steps: int = 1, sampling: str = "poisson", orders: ArrayLike | None = None,
+                accountant: str = "tightest") -> float:
     """ε at ``delta`` of ``steps`` subsampled Gaussian steps with noise multiplier σ.
 
     With ``accountant="rdp"`` this is the same number as
@@ -84,16 +91,16 @@ def _gaussian_sigma_closed_form(target, delta, steps, orders):
 
 
 def calibrate_noise_multiplier(
-    target_epsilon,
-    delta,
+    target_epsilon: float,
+    delta: float,
     *,
-    sampling_rate=1.0,
-    steps=1,
-    sampling="poisson",
-    orders=None,
-    rtol=1e-5,
-    accountant="tightest",
-):
+    sampling_rate: float = 1.0,
+    steps: int = 1,
+    sampling: str = "poisson",
+    orders: ArrayLike | None = None,
+    rtol: float = 1e-5,
+    accountant: str = "tightest",
+) -> float:
     """The smallest noise multiplier σ whose composed ε at ``delta`` is <= the target.
 
     The privacy is that of :func:`poisson_subsampled_gaussian_rdp` (or

@@ -1,8 +1,14 @@
 """Conversions from Rényi DP to (ε, δ)-DP, vectorised over the orders."""
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
 
 __all__ = ["rdp_to_epsilon", "rdp_to_delta"]
 
@@ -14,7 +20,8 @@ def _check_delta(delta):
     return delta
 
 
-def rdp_to_epsilon(orders, rdp, delta, *, method="improved"):
+def rdp_to_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float, *,
+                   method: str = "improved") -> tuple[float, float]:
     """Smallest ε over the orders such that the RDP curve implies (ε, δ)-DP.
 
     ``method="improved"`` uses Canonne, Kamath & Steinke 2020, Prop. 12
@@ -71,7 +78,7 @@ def rdp_to_epsilon(orders, rdp, delta, *, method="improved"):
     return max(0.0, float(eps[idx])), float(orders[idx])
 
 
-def rdp_to_delta(orders, rdp, epsilon):
+def rdp_to_delta(orders: ArrayLike, rdp: ArrayLike, epsilon: float) -> tuple[float, float]:
     """Smallest δ over the orders such that the RDP curve implies (ε, δ)-DP.
 
     The inverse of the improved conversion, Canonne, Kamath & Steinke 2020, Prop. 12::

@@ -1,13 +1,22 @@
 """The privacy curve: an RDP curve over a grid of orders, the unit of composition."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._conversions import _check_delta, rdp_to_delta, rdp_to_epsilon
 from ._events import ComposedEvent, DPEvent, NonPrivateEvent, SelfComposedEvent, _flatten, event_from_dict
 from ._orders import check_orders
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from .._typing import ArrayLike
 
 __all__ = ["RDPCurve"]
 
@@ -70,7 +79,9 @@ class RDPCurve:
 
     __slots__ = ("orders", "rdp", "delta", "pure_epsilon", "mechanism", "event")
 
-    def __init__(self, orders, rdp, *, delta=0.0, pure_epsilon=math.inf, mechanism="custom", event=None):
+    def __init__(self, orders: ArrayLike | None, rdp: ArrayLike, *, delta: float = 0.0,
+                 pure_epsilon: float = math.inf, mechanism: str = "custom",
+                 event: DPEvent | None = None) -> None:
         raw = None if orders is None else np.atleast_1d(np.asarray(orders, dtype=float))
         orders = check_orders(orders) if orders is not None else check_orders()
         rdp = np.array(rdp, dtype=float)
@@ -152,14 +163,14 @@ class RDPCurve:
     __rmul__ = __mul__
 
     @classmethod
-    def zero(cls, orders=None):
+    def zero(cls, orders: ArrayLike | None = None) -> RDPCurve:
         """The curve of a release that reveals nothing."""
         orders = check_orders(orders)
         return cls(orders, np.zeros(orders.shape), pure_epsilon=0.0, mechanism="nothing",
                    event=ComposedEvent(()))
 
     @classmethod
-    def non_private(cls, orders=None):
+    def non_private(cls, orders: ArrayLike | None = None) -> RDPCurve:
         """The curve of a release with no privacy at all (ε = ∞ at every order).
 
         Estimators fitted with ``epsilon=inf`` charge this: a budget with a
@@ -170,11 +181,11 @@ class RDPCurve:
                    event=NonPrivateEvent())
 
     # -- conversion --------------------------------------------------------
-    def epsilon(self, delta, *, method="improved"):
+    def epsilon(self, delta: float, *, method: str = "improved") -> float:
         """ε such that this curve is (ε, δ)-DP."""
         return self.epsilon_and_order(delta, method=method)[0]
 
-    def epsilon_and_order(self, delta, *, method="improved"):
+    def epsilon_and_order(self, delta: float, *, method: str = "improved") -> tuple[float, float]:
         """ε at ``delta`` and the optimal order (``inf`` for a pure-DP bound).
 
         See :func:`skdp.accounting.rdp_to_epsilon` for the conversion.
@@ -187,7 +198,7 @@ class RDPCurve:
             return self.pure_epsilon, math.inf
         return eps, order
 
-    def delta_for(self, epsilon):
+    def delta_for(self, epsilon: float) -> float:
         """Smallest δ such that this curve is (ε, δ)-DP."""
         epsilon = float(epsilon)
         if math.isnan(epsilon) or epsilon < 0:
@@ -197,7 +208,7 @@ class RDPCurve:
         return min(1.0, self.delta + rdp_to_delta(self.orders, self.rdp, epsilon)[0])
 
     # -- serialisation -----------------------------------------------------
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; :meth:`from_dict` reads it back exactly.
 
         The event, if any, is under ``"event"`` (its ``to_dict()``).
@@ -214,7 +225,7 @@ class RDPCurve:
         return out
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> RDPCurve:
         event = d.get("event")
         return cls(
             d["orders"],
@@ -225,7 +236,7 @@ class RDPCurve:
             event=None if event is None else event_from_dict(event),
         )
 
-    def with_event(self, event):
+    def with_event(self, event: DPEvent | None) -> RDPCurve:
         """This curve with ``event`` (or none): assert what mechanism the curve is exactly."""
         return RDPCurve(self.orders, self.rdp, delta=self.delta, pure_epsilon=self.pure_epsilon,
                         mechanism=self.mechanism, event=event)

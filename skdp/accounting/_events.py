@@ -11,11 +11,17 @@ add/remove-one-row relation (a noise multiplier is noise std / L2
 sensitivity), so an event holds no data.
 """
 
+from __future__ import annotations
+
 import dataclasses
 import math
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = [
     "ApproximateDPEvent",
@@ -90,7 +96,7 @@ class DPEvent:
 
     kind = None
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; :func:`event_from_dict` reads it back exactly."""
         out = {"kind": self.kind}
         for field in dataclasses.fields(self):
@@ -98,12 +104,12 @@ class DPEvent:
         return out
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: Mapping[str, Any]) -> DPEvent:
         """Read an event written by :meth:`to_dict` (any kind)."""
         return event_from_dict(d)
 
 
-def event_from_dict(d):
+def event_from_dict(d: Mapping[str, Any]) -> DPEvent:
     """The event described by ``d`` (the output of ``event.to_dict()``).
 
     Examples
@@ -155,7 +161,7 @@ class GaussianEvent(DPEvent):
         object.__setattr__(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
 
     @classmethod
-    def from_scale(cls, std, *, sensitivity=1.0):
+    def from_scale(cls, std: float, *, sensitivity: float = 1.0) -> GaussianEvent:
         """The event of Gaussian noise of standard deviation ``std`` on a query of that L2 sensitivity."""
         return cls(_real("std", std) / _real("sensitivity", sensitivity))
 
@@ -179,7 +185,7 @@ class LaplaceEvent(DPEvent):
         object.__setattr__(self, "noise_multiplier", _real("noise_multiplier", self.noise_multiplier))
 
     @classmethod
-    def from_scale(cls, scale, *, sensitivity=1.0):
+    def from_scale(cls, scale: float, *, sensitivity: float = 1.0) -> LaplaceEvent:
         """The event of Laplace noise of ``scale`` on a query of that L1 sensitivity."""
         return cls(_real("scale", scale) / _real("sensitivity", sensitivity))
 

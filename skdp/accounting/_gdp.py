@@ -5,13 +5,19 @@ A mechanism is μ-GDP when telling two neighbours apart from its output is at
 least as hard as telling N(0, 1) from N(μ, 1).
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 # scipy.optimize and scipy.special are imported where used: import skdp stays fast
 from ._conversions import _check_delta
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatOrArray
 
 __all__ = [
     "compose_gdp",
@@ -39,7 +45,7 @@ def _check_alpha(alpha):
     return alpha
 
 
-def gdp_tradeoff(mu, alpha):
+def gdp_tradeoff(mu: float, alpha: ArrayLike) -> FloatOrArray:
     """The trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (DRS22, Eq. 2.4 / Def. 2.5).
 
     The smallest type II error of any test at type I error α that tells
@@ -60,7 +66,7 @@ def gdp_tradeoff(mu, alpha):
     return out if out.ndim else float(out)
 
 
-def dp_tradeoff(epsilon, delta, alpha):
+def dp_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> FloatOrArray:
     """The trade-off curve f_{ε,δ} of (ε, δ)-DP (DRS22, Eq. 2.3; Wasserman & Zhou 2010).
 
     ::
@@ -87,7 +93,7 @@ def dp_tradeoff(epsilon, delta, alpha):
     return out if out.ndim else float(out)
 
 
-def gaussian_mu(noise_multiplier):
+def gaussian_mu(noise_multiplier: float) -> float:
     """μ of the Gaussian mechanism: μ = 1/σ (DRS22, Thm. 2.7), σ = noise std / L2 sensitivity.
 
     Examples
@@ -102,7 +108,7 @@ def gaussian_mu(noise_multiplier):
     return 1.0 / sigma
 
 
-def compose_gdp(mus):
+def compose_gdp(mus: ArrayLike) -> float:
     """μ of the composition of μ_i-GDP mechanisms: √(Σ μ_i²) (DRS22, Cor. 3.3).
 
     Examples
@@ -117,7 +123,7 @@ def compose_gdp(mus):
     return float(math.sqrt(float(np.sum(mus**2))))
 
 
-def group_gdp(mu, k):
+def group_gdp(mu: float, k: int) -> float:
     """μ-GDP gives kμ-GDP for groups of k rows (DRS22, Thm. 2.14).
 
     Examples
@@ -168,7 +174,7 @@ def _log_ndtr_ratio(b, width):
     return float(width / 2.0 * np.dot(weights, mills))
 
 
-def gdp_to_delta(mu, epsilon):
+def gdp_to_delta(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of μ-GDP (DRS22, Cor. 2.13).
 
     ::
@@ -203,7 +209,7 @@ def gdp_to_delta(mu, epsilon):
     return float(min(1.0, max(0.0, delta)))
 
 
-def gdp_to_epsilon(mu, delta):
+def gdp_to_epsilon(mu: float, delta: float) -> float:
     """Smallest ε with μ-GDP ⇒ (ε, δ)-DP: the inverse of :func:`gdp_to_delta`.
 
     Solved by a bracketing root finder (Brent); the returned ε is nudged up
@@ -242,7 +248,8 @@ def gdp_to_epsilon(mu, delta):
     return float(eps)
 
 
-def poisson_subsampled_gaussian_clt_mu(sampling_rate, noise_multiplier, steps):
+def poisson_subsampled_gaussian_clt_mu(sampling_rate: float, noise_multiplier: float,
+                                       steps: int) -> float:
     """APPROXIMATE μ of DP-SGD from the central limit theorem. Never use it to charge a budget.
 
     Bu, Dong, Long & Su 2020 (HDSR), Sec. 3, and DRS22, Sec. 5 (CLT for

@@ -1,6 +1,13 @@
 """The grid of Rényi orders shared by the whole package."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray
 
 __all__ = ["DEFAULT_ORDERS", "check_orders"]
 
@@ -18,7 +25,7 @@ DEFAULT_ORDERS = _reference_grid()
 DEFAULT_ORDERS.setflags(write=False)
 
 
-def check_orders(orders=None):
+def check_orders(orders: ArrayLike | None = None) -> FloatArray:
     """Return a validated, sorted, read-only float array of Rényi orders.
 
     Parameters

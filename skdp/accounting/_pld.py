@@ -29,12 +29,18 @@ product of their transforms raised to the counts is inverted once
 (Koskela, Jälkö & Honkela 2020; Gopi, Lee & Wutschitz 2021). Mass outside the window that wraps around only adds mass.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._conversions import _check_delta
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, FloatOrArray
 
 __all__ = ["PrivacyLossDistribution"]
 
@@ -101,7 +107,8 @@ class PrivacyLossDistribution:
 
     __slots__ = ("step", "offset", "pmf", "infinity_mass", "extra_delta", "_tails")
 
-    def __init__(self, step, offset, pmf, infinity_mass=0.0, *, extra_delta=0.0):
+    def __init__(self, step: float, offset: int, pmf: ArrayLike, infinity_mass: float = 0.0, *,
+                 extra_delta: float = 0.0) -> None:
         step = float(step)
         if not (math.isfinite(step) and step > 0):
             raise ValueError(f"step must be finite and > 0; got {step!r}.")
@@ -126,7 +133,7 @@ class PrivacyLossDistribution:
 
     # -- queries -----------------------------------------------------------
     @property
-    def losses(self):
+    def losses(self) -> FloatArray:
         """The loss of each cell of ``pmf``."""
         return (self.offset + np.arange(self.pmf.size)) * self.step
 
@@ -168,7 +175,7 @@ class PrivacyLossDistribution:
                 break
         return losses, s0, u
 
-    def delta(self, epsilon):
+    def delta(self, epsilon: ArrayLike) -> FloatOrArray:
         """Smallest δ(ε) this PLD certifies, for ε >= 0 (a float or an array).
 
         δ(ε) = Σ_{l > ε} p(l)(1 − e^{ε − l}) + p(∞) (Sommer, Meiser &
@@ -189,7 +196,7 @@ class PrivacyLossDistribution:
         out = np.minimum(1.0, finite + self.infinity_mass + self.extra_delta)
         return float(out) if out.ndim == 0 else out
 
-    def epsilon(self, delta):
+    def epsilon(self, delta: float) -> float:
         """Smallest ε >= 0 with :meth:`delta` (ε) <= ``delta`` (``inf`` if none).
 
         On the cell (l_{j−1}, l_j], δ(ε) = S₀_j − e^{ε − l_j} U_j (suffix sums
@@ -223,13 +230,14 @@ class PrivacyLossDistribution:
         return float(max(0.0, eps * (1.0 + 4.0 * _FLOAT_EPS) + 4.0 * _FLOAT_EPS * self.step))
 
     # -- composition -------------------------------------------------------
-    def compose(self, other, *, tail_bound=1e-15):
+    def compose(self, other: PrivacyLossDistribution, *,
+                tail_bound: float = 1e-15) -> PrivacyLossDistribution:
         """The PLD of running both mechanisms (on the same pair of datasets)."""
         if not isinstance(other, PrivacyLossDistribution):
             raise TypeError("compose expects a PrivacyLossDistribution.")
         return compose_plds([(self, 1), (other, 1)], tail_bound=tail_bound)
 
-    def self_compose(self, count, *, tail_bound=1e-15):
+    def self_compose(self, count: int, *, tail_bound: float = 1e-15) -> PrivacyLossDistribution:
         """The PLD of ``count`` runs of this mechanism, by one FFT power."""
         if isinstance(count, (bool, np.bool_)) or not isinstance(count, numbers.Integral) or count < 0:
             raise ValueError(f"count must be an integer >= 0; got {count!r}.")

@@ -16,13 +16,20 @@ The statements of Thms. 2 and 6 used here (every term, and E[K]) were checked
 against arXiv 2110.03620 and autodp's implementation of the same theorems.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 # scipy.optimize and scipy.special are imported where used: import skdp stays fast
 from ._curve import RDPCurve
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, NDArray
+    from ..utils._secure import SecureGenerator
 
 __all__ = [
     "Poisson",
@@ -74,7 +81,7 @@ class TruncatedNegativeBinomial:
     (0.1, 0.09)
     """
 
-    def __init__(self, eta, gamma):
+    def __init__(self, eta: float, gamma: float) -> None:
         if isinstance(eta, (bool, np.bool_)) or not isinstance(eta, numbers.Real):
             raise TypeError(f"eta must be a real number; got {eta!r}.")
         eta = float(eta)
@@ -84,7 +91,7 @@ class TruncatedNegativeBinomial:
         self.gamma = _check_open_unit("gamma", gamma)
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         """E[K] (Papernot & Steinke 2022, Thm. 2)."""
         eta, gamma = self.eta, self.gamma
         log_gamma = math.log(gamma)
@@ -93,7 +100,7 @@ class TruncatedNegativeBinomial:
         # η(1 − γ) / (γ (1 − γ^η)), with 1 − γ^η = −expm1(η log γ).
         return eta * (1.0 - gamma) / (gamma * -math.expm1(eta * log_gamma))
 
-    def log_pmf(self, k):
+    def log_pmf(self, k: ArrayLike) -> FloatArray:
         """log P[K = k] for integers k >= 1 (−inf below 1), vectorised."""
         from scipy.special import gammaln
 
@@ -115,11 +122,12 @@ class TruncatedNegativeBinomial:
             )
         return np.where(k >= 1, out, -np.inf)
 
-    def pmf(self, k):
+    def pmf(self, k: ArrayLike) -> FloatArray:
         """P[K = k], vectorised."""
         return np.exp(self.log_pmf(k))
 
-    def sample(self, random_state, size=None):
+    def sample(self, random_state: np.random.Generator | SecureGenerator,
+               size: int | tuple[int, ...] | None = None) -> int | NDArray:
         """Draw K by inversion of the CDF, from a numpy ``Generator``.
 
         The support is extended in blocks until the CDF passes every uniform
@@ -161,7 +169,7 @@ class Poisson:
     11
     """
 
-    def __init__(self, mu):
+    def __init__(self, mu: float) -> None:
         if isinstance(mu, (bool, np.bool_)) or not isinstance(mu, numbers.Real):
             raise TypeError(f"mu must be a real number; got {mu!r}.")
         mu = float(mu)
@@ -174,11 +182,11 @@ class Poisson:
         self.mu = mu
 
     @property
-    def mean(self):
+    def mean(self) -> float:
         """E[K] = μ."""
         return self.mu
 
-    def log_pmf(self, k):
+    def log_pmf(self, k: ArrayLike) -> FloatArray:
         from scipy.special import gammaln
 
         k = np.asarray(k, dtype=float)
@@ -186,10 +194,11 @@ class Poisson:
         out = kk * math.log(self.mu) - self.mu - gammaln(kk + 1.0)
         return np.where(k >= 0, out, -np.inf)
 
-    def pmf(self, k):
+    def pmf(self, k: ArrayLike) -> FloatArray:
         return np.exp(self.log_pmf(k))
 
-    def sample(self, random_state, size=None):
+    def sample(self, random_state: np.random.Generator | SecureGenerator,
+               size: int | tuple[int, ...] | None = None) -> int | NDArray:
         """Draw K from a numpy ``Generator``."""
         return _generator(random_state).poisson(self.mu, size=size)
 
@@ -200,7 +209,7 @@ class Poisson:
         return f"poisson(mu={_fmt(self.mu)})"
 
 
-def geometric(gamma):
+def geometric(gamma: float) -> TruncatedNegativeBinomial:
     """The geometric law P[K = k] = γ(1 − γ)^{k−1}: a truncated negative binomial with η = 1.
 
     Examples
@@ -212,7 +221,7 @@ def geometric(gamma):
     return TruncatedNegativeBinomial(1.0, gamma)
 
 
-def logarithmic(gamma):
+def logarithmic(gamma: float) -> TruncatedNegativeBinomial:
     """The logarithmic law P[K = k] = (1 − γ)^k / (k log(1/γ)): η = 0.
 
     Examples
@@ -224,7 +233,8 @@ def logarithmic(gamma):
     return TruncatedNegativeBinomial(0.0, gamma)
 
 
-def run_count_distribution(kind, mean, *, eta=None):
+def run_count_distribution(kind: str, mean: float, *,
+                           eta: float | None = None) -> TruncatedNegativeBinomial | Poisson:
     """The law of K with the given mean.
 
     Parameters
@@ -288,7 +298,8 @@ def run_count_distribution(kind, mean, *, eta=None):
     return TruncatedNegativeBinomial(eta, math.exp(log_gamma))
 
 
-def private_selection_rdp(base, distribution):
+def private_selection_rdp(base: RDPCurve,
+                          distribution: TruncatedNegativeBinomial | Poisson) -> RDPCurve:
     """RDP curve of releasing the best of K runs of a mechanism, K random.
 
     ``base`` is the curve of **one run** (training a candidate and computing

@@ -14,10 +14,13 @@ All the arithmetic is done in log space on 2-D arrays (orders × terms) so
 that there is no Python loop over the orders.
 """
 
+from __future__ import annotations
+
 import functools
 import math
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +34,9 @@ from ._events import (
     SelfComposedEvent,
 )
 from ._orders import check_orders
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
 
 __all__ = [
     "poisson_subsampled_gaussian_rdp",
@@ -348,7 +354,8 @@ class _PoissonGaussian:
         return out
 
 
-def poisson_subsampled_gaussian_rdp(sampling_rate, noise_multiplier, steps=1, *, orders=None):
+def poisson_subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: float, steps: int = 1,
+                                    *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of the Poisson-subsampled Gaussian mechanism, composed ``steps`` times.
 
     Each step includes every row independently with probability
@@ -491,8 +498,9 @@ class _WORGaussian:
 
 
 def sampled_without_replacement_gaussian_rdp(
-    sampling_rate, noise_multiplier, steps=1, *, orders=None
-):
+    sampling_rate: float, noise_multiplier: float, steps: int = 1, *,
+    orders: ArrayLike | None = None,
+) -> RDPCurve:
     """RDP of the Gaussian mechanism on fixed-size batches sampled without replacement.
 
     Each step uses a uniformly random batch of m = γ·n rows and adds Gaussian

@@ -1,5 +1,7 @@
 """Conversions from ρ-zero-concentrated DP (zCDP) to (ε, δ)-DP."""
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
@@ -50,7 +52,7 @@ def _minimise_over_alpha(objective):
     return best
 
 
-def zcdp_to_epsilon(rho, delta, *, method="cks20"):
+def zcdp_to_epsilon(rho: float, delta: float, *, method: str = "cks20") -> float:
     """ε such that a ρ-zCDP mechanism is (ε, δ)-DP.
 
     - ``"bs16"``: Bun & Steinke 2016, Prop. 1.3: ε = ρ + 2√(ρ log(1/δ)).
@@ -100,7 +102,7 @@ def zcdp_to_epsilon(rho, delta, *, method="cks20"):
     return max(0.0, min(eps, bs16))
 
 
-def zcdp_to_delta(rho, epsilon, *, method="cks20"):
+def zcdp_to_delta(rho: float, epsilon: float, *, method: str = "cks20") -> float:
     """Smallest δ such that a ρ-zCDP mechanism is (ε, δ)-DP.
 
     - ``"bs16"``: the inverse of Bun & Steinke 2016, Prop. 1.3:
