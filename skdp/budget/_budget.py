@@ -1,5 +1,7 @@
 """PrivacyBudget: a handle to one shared, durable privacy ledger."""
 
+from __future__ import annotations
+
 import atexit
 import datetime
 import html
@@ -10,6 +12,7 @@ import sqlite3
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..accounting import RDPCurve, check_orders
 from ..accounting._accountants import check_accountant, compose_spend, spend_of
@@ -17,6 +20,14 @@ from ..accounting._conversions import _check_delta
 from ..accounting._running import RunningPLDAccountant
 from ..exceptions import BudgetExceededError
 from . import _ledger, _postgres
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from matplotlib.axes import Axes
+
+    from .._typing import ArrayLike, FloatArray
+    from ..accounting import DPEvent
 
 __all__ = ["PrivacyBudget", "Charge"]
 
@@ -61,16 +72,16 @@ class Charge:
     epsilon: float
     curve: RDPCurve
     pid: int
-    total_epsilon: float = None
-    composed_by: str = None
+    total_epsilon: float | None = None
+    composed_by: str | None = None
 
     @property
-    def event(self):
+    def event(self) -> DPEvent | None:
         """What was charged (a :mod:`skdp.accounting` event), or None if not recorded."""
         return self.curve.event
 
     @property
-    def datetime(self):
+    def datetime(self) -> datetime.datetime:
         return datetime.datetime.fromtimestamp(self.time)
 
 
@@ -217,7 +228,8 @@ class PrivacyBudget:
     (3, 0.866)
     """
 
-    def __init__(self, epsilon, delta, *, ledger=None, orders=None, accountant="tightest"):
+    def __init__(self, epsilon: float, delta: float, *, ledger: str | os.PathLike[str] | None = None,
+                 orders: ArrayLike | None = None, accountant: str = "tightest") -> None:
         self._epsilon = _check_cap(epsilon)
         self._delta = _check_delta(delta)
         self._orders = check_orders(orders)
@@ -238,7 +250,7 @@ class PrivacyBudget:
             )
 
     @classmethod
-    def open(cls, ledger, *, accountant=None):
+    def open(cls, ledger: str | os.PathLike[str], *, accountant: str | None = None) -> PrivacyBudget:
         """Reopen an existing ledger (a file or a PostgreSQL URL) with its stored cap and orders.
 
         ``accountant=None`` uses the one the ledger was created with
@@ -264,27 +276,27 @@ class PrivacyBudget:
 
     # -- the cap is read-only: it is stored in the ledger file ----------------
     @property
-    def epsilon(self):
+    def epsilon(self) -> float:
         """The cap on the total ε."""
         return self._epsilon
 
     @property
-    def delta(self):
+    def delta(self) -> float:
         """The δ at which the total is converted to ε."""
         return self._delta
 
     @property
-    def orders(self):
+    def orders(self) -> FloatArray:
         """The Rényi orders of the composition (read-only array)."""
         return self._orders
 
     @property
-    def path(self):
+    def path(self) -> str:
         """The ledger file, or the PostgreSQL ledger's URL without its password."""
         return self._store.where
 
     @property
-    def accountant(self):
+    def accountant(self) -> str:
         """How charges are composed: ``"tightest"``, ``"pld"`` or ``"rdp"``."""
         return self._accountant
 
@@ -390,7 +402,7 @@ class PrivacyBudget:
     def _how_empty(self):
         return "rdp" if self.accountant == "rdp" else "pld"
 
-    def charge(self, curve, *, label=None):
+    def charge(self, curve: RDPCurve, *, label: str | None = None) -> Charge:
         """Record ``curve`` if the composed total stays within the cap.
 
         Parameters
@@ -438,7 +450,7 @@ class PrivacyBudget:
             self._pld = state
         return Charge(charge_id, when, label, alone, curve, os.getpid(), eps_total, how)
 
-    def can_afford(self, curve):
+    def can_afford(self, curve: RDPCurve) -> bool:
         """Whether :meth:`charge` would accept ``curve`` now (records nothing)."""
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"can_afford() takes an RDPCurve; got {type(curve).__name__}.")
@@ -467,11 +479,11 @@ class PrivacyBudget:
         with self._connect(write=False) as tx:
             return tx.read_total(self.orders)
 
-    def total_curve(self):
+    def total_curve(self) -> RDPCurve:
         """The RDP composition of all charges, as one :class:`RDPCurve`."""
         return self._read_total().curve
 
-    def spent(self):
+    def spent(self) -> tuple[float, float]:
         """The composed spend (ε, δ) of all charges at the budget's δ, by its accountant.
 
         When RDP's pure ε-DP sum is the tightest bound, δ is the δ of the
@@ -500,7 +512,7 @@ class PrivacyBudget:
             return curve.delta
         return self.delta
 
-    def remaining_epsilon(self):
+    def remaining_epsilon(self) -> float:
         """The cap minus the spent ε: a reading, not a promise.
 
         A new charge of ε' costs less than ε' once composed, so what a new fit
@@ -509,7 +521,7 @@ class PrivacyBudget:
         return max(0.0, self.epsilon - self.spent()[0])
 
     @property
-    def ledger(self):
+    def ledger(self) -> list[Charge]:
         """Every charge, in order, as a list of :class:`Charge`."""
         return self._charges(self._rows())
 
@@ -567,7 +579,7 @@ class PrivacyBudget:
             text += f"; no charge has a PLD ({n_rest} without one), so RDP composes them all"
         return text
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The cap, the spend and every charge as plain Python values.
 
         Read in one transaction. Each charge has its ``id``, ``time`` (POSIX),
@@ -624,7 +636,7 @@ class PrivacyBudget:
             "charges": charges,
         }
 
-    def report(self):
+    def report(self) -> str:
         """A plain-text table of the charges with the running total.
 
         Each line shows a charge's id, time, ε alone, the composed ε of all
@@ -685,7 +697,7 @@ class PrivacyBudget:
         eps = self._spend(total)[0]
         return f"{head}spent={eps:.4g}, charges={total.n_charges}, ledger={where})"
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """Plot the composed ε after each charge, with the cap as a line.
 
         Needs matplotlib (``pip install 'skdp[plot]'``).
