@@ -7,12 +7,15 @@ is random and secret; only the best run is released (Papernot & Steinke 2022,
 Thms. 2 and 6, in :func:`skdp.accounting.private_selection_rdp`).
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
 import numbers
 import os
 import time
 import warnings
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from scipy.sparse import issparse
@@ -50,7 +53,15 @@ from ..utils import DEFAULT_DELTA, check_budget, check_epsilon
 from ..utils._secure import SecureGenerator
 from ..utils._validation import check_classes
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV", "NoCandidateWarning"]
+
+_Search = TypeVar("_Search", bound="_BaseDPSearch")
 
 
 class NoCandidateWarning(UserWarning):
@@ -736,22 +747,22 @@ def _check_within(spent, expected, params):
 class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def __init__(
         self,
-        estimator,
+        estimator: BaseEstimator,
         *,
-        epsilon=None,
-        score_epsilon=None,
-        n_runs_mean=10.0,
-        n_runs_distribution="logarithmic",
-        eta=None,
-        validation_fraction=0.2,
-        refit=True,
-        budget=None,
-        delta=None,
-        n_jobs=None,
-        random_state=None,
-        secure=False,
-        verbose=0,
-    ):
+        epsilon: float | None = None,
+        score_epsilon: float | None = None,
+        n_runs_mean: float = 10.0,
+        n_runs_distribution: str = "logarithmic",
+        eta: float | None = None,
+        validation_fraction: float = 0.2,
+        refit: bool = True,
+        budget: PrivacyBudget | None = None,
+        delta: float | None = None,
+        n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+        verbose: int = 0,
+    ) -> None:
         self.estimator = estimator
         self.epsilon = epsilon
         self.score_epsilon = score_epsilon
@@ -797,7 +808,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         check_budget(self.budget)
         return distribution
 
-    def fit(self, X, y):
+    def fit(self: _Search, X: ArrayLike, y: ArrayLike) -> _Search:
         """Run the private search; charge the budget once, before any training.
 
         Parameters
@@ -1073,15 +1084,15 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
                              "model to predict with.")
         return self.best_estimator_
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         return self._released().predict(X)
 
     @available_if(lambda self: _released_has(self, "predict_proba"))
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         return self._released().predict_proba(X)
 
     @available_if(lambda self: _released_has(self, "decision_function"))
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray:
         return self._released().decision_function(X)
 
     def __sklearn_tags__(self):
@@ -1304,23 +1315,23 @@ class DPGridSearchCV(_BaseDPSearch):
 
     def __init__(
         self,
-        estimator,
-        param_grid,
+        estimator: BaseEstimator,
+        param_grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]],
         *,
-        epsilon=None,
-        score_epsilon=None,
-        n_runs_mean=10.0,
-        n_runs_distribution="logarithmic",
-        eta=None,
-        validation_fraction=0.2,
-        refit=True,
-        budget=None,
-        delta=None,
-        n_jobs=None,
-        random_state=None,
-        secure=False,
-        verbose=0,
-    ):
+        epsilon: float | None = None,
+        score_epsilon: float | None = None,
+        n_runs_mean: float = 10.0,
+        n_runs_distribution: str = "logarithmic",
+        eta: float | None = None,
+        validation_fraction: float = 0.2,
+        refit: bool = True,
+        budget: PrivacyBudget | None = None,
+        delta: float | None = None,
+        n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+        verbose: int = 0,
+    ) -> None:
         super().__init__(
             estimator,
             epsilon=epsilon,
@@ -1391,25 +1402,25 @@ class DPRandomizedSearchCV(_BaseDPSearch):
 
     def __init__(
         self,
-        estimator,
-        param_distributions,
+        estimator: BaseEstimator,
+        param_distributions: Mapping[str, Any] | Sequence[Mapping[str, Any]],
         *,
-        n_iter=None,
-        n_candidates=None,
-        epsilon=None,
-        score_epsilon=None,
-        n_runs_mean=10.0,
-        n_runs_distribution="logarithmic",
-        eta=None,
-        validation_fraction=0.2,
-        refit=True,
-        budget=None,
-        delta=None,
-        n_jobs=None,
-        random_state=None,
-        secure=False,
-        verbose=0,
-    ):
+        n_iter: int | None = None,
+        n_candidates: int | None = None,
+        epsilon: float | None = None,
+        score_epsilon: float | None = None,
+        n_runs_mean: float = 10.0,
+        n_runs_distribution: str = "logarithmic",
+        eta: float | None = None,
+        validation_fraction: float = 0.2,
+        refit: bool = True,
+        budget: PrivacyBudget | None = None,
+        delta: float | None = None,
+        n_jobs: int | None = None,
+        random_state: RandomStateLike = None,
+        secure: bool = False,
+        verbose: int = 0,
+    ) -> None:
         super().__init__(
             estimator,
             epsilon=epsilon,
