@@ -27,8 +27,11 @@ a node without missing values in its split feature sends them, at predict,
 to the child with more rows.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from scipy.special import expit
@@ -45,6 +48,12 @@ from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_classes
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPDecisionTreeClassifier"]
 
@@ -228,6 +237,9 @@ def _check_int(value, name, low, high=None):
     return int(value)
 
 
+_Trees = TypeVar("_Trees", bound="_BaseCountTrees")
+
+
 class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Fit ``_n_trees()`` class-count trees on all rows, each with 1/n of the fit's ρ."""
 
@@ -253,7 +265,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         _check_int(self.max_bins, "max_bins", 2, 255)
         return epsilon, delta, check_bounds_or_none(self.bounds, n_features)
 
-    def fit(self, X, y):
+    def fit(self: _Trees, X: ArrayLike, y: ArrayLike) -> _Trees:
         """Fit the trees; charges ``budget`` once, before reading the data's values.
 
         Parameters
@@ -309,18 +321,18 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
             self.leaf_noise_std_ = count_std
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities: the mean over trees of the leaf's (noisy) class frequencies."""
         check_is_fitted(self)
         binned = self._binned(self._validate_predict_data(X))
         return np.mean([tree.predict(binned) for tree in self._trees], axis=0)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The most probable class."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -418,9 +430,12 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     True
     """
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
-                 categorical_features="from_dtype", categories=None, max_depth=4, max_bins=32,
-                 budget=None, random_state=None, secure=False):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 bounds: ArrayLike | None = None, classes: ArrayLike | None = None,
+                 categorical_features: str | ArrayLike | None = "from_dtype",
+                 categories: Sequence[ArrayLike] | None = None, max_depth: int = 4,
+                 max_bins: int = 32, budget: PrivacyBudget | None = None,
+                 random_state: RandomStateLike = None, secure: bool = False) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
