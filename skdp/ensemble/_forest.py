@@ -1,12 +1,21 @@
 """DPRandomForestClassifier: class-count trees on random features, averaged."""
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..tree._classes import _BaseCountTrees
 from ..utils import DEFAULT_DELTA
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import ArrayLike, NDArray, RandomStateLike
+    from ..budget import PrivacyBudget
 
 __all__ = ["DPRandomForestClassifier"]
 
@@ -64,10 +73,14 @@ random_state, secure
     True
     """
 
-    def __init__(self, n_estimators=10, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
-                 classes=None, categorical_features="from_dtype", categories=None, max_depth=6,
-                 max_features="sqrt", max_bins=32, budget=None, random_state=None,
-                 secure=False):
+    def __init__(self, n_estimators: int = 10, *, epsilon: float = 1.0,
+                 delta: float = DEFAULT_DELTA, bounds: ArrayLike | None = None,
+                 classes: ArrayLike | None = None,
+                 categorical_features: str | ArrayLike | None = "from_dtype",
+                 categories: Sequence[ArrayLike] | None = None, max_depth: int = 6,
+                 max_features: str | int | None = "sqrt", max_bins: int = 32,
+                 budget: PrivacyBudget | None = None, random_state: RandomStateLike = None,
+                 secure: bool = False) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.delta = delta

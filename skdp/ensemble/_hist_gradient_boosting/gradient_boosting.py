@@ -1,8 +1,11 @@
 """DPHistGradientBoostingClassifier and DPHistGradientBoostingRegressor."""
 
+from __future__ import annotations
+
 import math
 import time
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.special import expit, log_softmax, softmax
@@ -18,6 +21,12 @@ from ...tree._grower import grow_tree
 from ...tree._histogram import SparseBins
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..._typing import ArrayLike, NDArray, RandomStateLike
+    from ...budget import PrivacyBudget
 
 __all__ = ["DPHistGradientBoostingClassifier", "DPHistGradientBoostingRegressor"]
 
@@ -54,10 +63,14 @@ def _check_real(value, name, *, positive):
 class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator):
     """The boosting loop; the subclasses give the loss and its public bounds."""
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None,
-                 categorical_features="from_dtype", categories=None, max_iter=20,
-                 learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 bounds: ArrayLike | None = None,
+                 categorical_features: str | ArrayLike | None = "from_dtype",
+                 categories: Sequence[ArrayLike] | None = None, max_iter: int = 20,
+                 learning_rate: float = 0.5, max_depth: int = 2, max_bins: int = 32,
+                 l2_regularization: float = 0.0, min_samples_leaf: int = 20,
+                 budget: PrivacyBudget | None = None, random_state: RandomStateLike = None,
+                 secure: bool = False, verbose: int = 0) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
@@ -338,10 +351,14 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     True
     """
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, classes=None,
-                 categorical_features="from_dtype", categories=None, max_iter=20,
-                 learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 bounds: ArrayLike | None = None, classes: ArrayLike | None = None,
+                 categorical_features: str | ArrayLike | None = "from_dtype",
+                 categories: Sequence[ArrayLike] | None = None, max_iter: int = 20,
+                 learning_rate: float = 0.5, max_depth: int = 2, max_bins: int = 32,
+                 l2_regularization: float = 0.0, min_samples_leaf: int = 20,
+                 budget: PrivacyBudget | None = None, random_state: RandomStateLike = None,
+                 secure: bool = False, verbose: int = 0) -> None:
         super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
                          categorical_features=categorical_features, categories=categories,
                          max_iter=max_iter,
@@ -351,7 +368,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
                          random_state=random_state, secure=secure, verbose=verbose)
         self.classes = classes
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPHistGradientBoostingClassifier:
         """Fit the boosted trees; charges ``budget`` once, before reading the data's values.
 
         Parameters
@@ -411,12 +428,12 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         self.bounds_ = bounds
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike) -> NDArray:
         """Raw scores: shape (n,) for two classes, (n, n_classes) otherwise."""
         raw = self._raw_predict(X)
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities."""
         raw = self._raw_predict(X)
         if raw.shape[1] == 1:
@@ -424,14 +441,14 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             return np.column_stack([1.0 - p, p])
         return softmax(raw, axis=1)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log of :meth:`predict_proba`."""
         raw = self._raw_predict(X)
         if raw.shape[1] == 1:
             raw = np.column_stack([np.zeros(raw.shape[0]), raw[:, 0]])
         return log_softmax(raw, axis=1)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """The most probable class."""
         raw = self._raw_predict(X)
         index = (raw[:, 0] > 0).astype(int) if raw.shape[1] == 1 else raw.argmax(axis=1)
@@ -489,10 +506,14 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
     True
     """
 
-    def __init__(self, *, epsilon=1.0, delta=DEFAULT_DELTA, bounds=None, bounds_y=None,
-                 categorical_features="from_dtype", categories=None, max_iter=20,
-                 learning_rate=0.5, max_depth=2, max_bins=32, l2_regularization=0.0,
-                 min_samples_leaf=20, budget=None, random_state=None, secure=False, verbose=0):
+    def __init__(self, *, epsilon: float = 1.0, delta: float = DEFAULT_DELTA,
+                 bounds: ArrayLike | None = None, bounds_y: ArrayLike | None = None,
+                 categorical_features: str | ArrayLike | None = "from_dtype",
+                 categories: Sequence[ArrayLike] | None = None, max_iter: int = 20,
+                 learning_rate: float = 0.5, max_depth: int = 2, max_bins: int = 32,
+                 l2_regularization: float = 0.0, min_samples_leaf: int = 20,
+                 budget: PrivacyBudget | None = None, random_state: RandomStateLike = None,
+                 secure: bool = False, verbose: int = 0) -> None:
         super().__init__(epsilon=epsilon, delta=delta, bounds=bounds,
                          categorical_features=categorical_features, categories=categories,
                          max_iter=max_iter,
@@ -502,7 +523,7 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
                          random_state=random_state, secure=secure, verbose=verbose)
         self.bounds_y = bounds_y
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPHistGradientBoostingRegressor:
         """Fit the boosted trees; charges ``budget`` once, before reading the data's values.
 
         Parameters
@@ -571,7 +592,7 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
         self.bounds_y_ = bounds_y
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray:
         """Predicted targets (clipped to ``bounds_y_`` when the fit clipped)."""
         raw = self._raw_predict(X)[:, 0]
         offset, scale, clip = self._scale
