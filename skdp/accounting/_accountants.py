@@ -105,6 +105,10 @@ class _Accountant:
             tuple(leaf if c == 1 else SelfComposedEvent(leaf, c) for leaf, c in self._leaves.items())
         )
 
+    def _leaf_ok(self, leaf):
+        """True when this accountant can analyse the leaf event ``leaf`` (each accountant says)."""
+        raise NotImplementedError
+
     def _changed(self):
         pass
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from .._typing import ArrayLike
+    from .._typing import ArrayLike, FloatArray
 
 __all__ = ["RDPCurve"]
 
@@ -78,6 +78,13 @@ class RDPCurve:
     """
 
     __slots__ = ("orders", "rdp", "delta", "pure_epsilon", "mechanism", "event")
+    # the slots' types, for type checkers (set once, by __init__ or __setstate__)
+    orders: FloatArray
+    rdp: FloatArray
+    delta: float
+    pure_epsilon: float
+    mechanism: str
+    event: DPEvent | None
 
     def __init__(self, orders: ArrayLike | None, rdp: ArrayLike, *, delta: float = 0.0,
                  pure_epsilon: float = math.inf, mechanism: str = "custom",
