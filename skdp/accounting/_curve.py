@@ -122,7 +122,7 @@ class RDPCurve:
         raise AttributeError("RDPCurve is immutable.")
 
     # -- composition -------------------------------------------------------
-    def __add__(self, other):
+    def __add__(self, other: RDPCurve) -> RDPCurve:
         if not isinstance(other, RDPCurve):
             return NotImplemented
         if np.array_equal(self.orders, other.orders):
@@ -146,12 +146,12 @@ class RDPCurve:
             event=_compose_events(self.event, other.event),
         )
 
-    def __radd__(self, other):
+    def __radd__(self, other: int) -> RDPCurve:
         if isinstance(other, numbers.Number) and other == 0:  # so sum() works
             return self
         return NotImplemented
 
-    def __mul__(self, k):
+    def __mul__(self, k: int) -> RDPCurve:
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 0:
             return NotImplemented
         k = int(k)

@@ -533,7 +533,7 @@ class PrivacyBudget:
             for row in rows
         ]
 
-    def __len__(self):
+    def __len__(self) -> int:
         with self._connect(write=False) as tx:
             return tx.count()
 
