@@ -63,7 +63,9 @@ def test_default_norm_is_estimated_privately_in_the_same_charge():
     sigma = calibrate_gaussian_after(fixed, 1.0, 1e-5)
     expected = fixed + gaussian_rdp(sigma / math.sqrt(0.05)) + gaussian_rdp(sigma / math.sqrt(0.95))
     fitted = assert_charges_once(est, X, y, expected_curve=expected)
-    assert fitted.epsilon_spent_ == pytest.approx(1.0, rel=1e-3) and fitted.epsilon_spent_ <= 1.0
+    # σ meets ε = 1 by RDP beside the norm's curve; the tightest accountant may spend less.
+    assert fitted.privacy_curve_.epsilon(1e-5) == pytest.approx(1.0, rel=1e-3)
+    assert fitted.epsilon_spent_ <= 1.0
     # The released norm is a point of the public grid near the 75% quantile of the norms.
     norms = np.linalg.norm(X, axis=1)
     assert np.quantile(norms, 0.5) <= fitted.data_norm_ <= norms.max()

@@ -277,7 +277,10 @@ def test_logistic_private_norm_is_a_grid_point_released_in_the_one_charge(monkey
     rest = clf.privacy_curve_.rdp - norm_estimate_curve(eps_norm).rdp
     precision = 2 * rest / clf.privacy_curve_.orders
     np.testing.assert_allclose(precision, precision[0], rtol=1e-9)
-    assert clf.epsilon_spent_ <= 0.8 and clf.epsilon_spent_ == pytest.approx(0.8, rel=1e-3)
+    # σ is calibrated beside the norm's curve by RDP, which meets 0.8; the budget's tightest
+    # accountant (the norm's exponential mechanism has a PLD) may find the fit cheaper.
+    assert clf.epsilon_spent_ <= 0.8
+    assert clf.privacy_curve_.epsilon(1e-5) == pytest.approx(0.8, rel=1e-3)
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
