@@ -9,7 +9,8 @@ They raise ``AssertionError`` with a message and need no test framework:
 - :func:`assert_refused_fit_fits_nothing`: a budget too small raises
   :class:`~skdp.BudgetExceededError`, records nothing and leaves the
   estimator unfitted;
-- :func:`seeded_secure`: lets ``secure=True`` fits take a seed, in tests only.
+- :func:`seeded_secure`: lets ``secure=True`` fits take a seed, in tests only;
+- :func:`charge_until_refused`: the loop of the processes that race for a cap.
 """
 
 import numpy as np
@@ -25,6 +26,7 @@ __all__ = [
     "assert_charges_once",
     "assert_refused_fit_fits_nothing",
     "assert_same_curve",
+    "charge_until_refused",
     "seeded_secure",
 ]
 
@@ -88,6 +90,22 @@ def assert_bad_input_costs_nothing(estimator, X, y=None, *, bad_params=(), bad_d
             raise AssertionError(f"No error for bad input {params or 'data'}.")
         if len(budget) != 0:
             raise AssertionError(f"Bad input {params or 'data'} was charged to the budget.")
+
+
+def charge_until_refused(budget, curve, attempts, *, label=None):
+    """Charge ``curve`` ``attempts`` times; return (accepted, refused) counts.
+
+    A charge over the cap raises :class:`~skdp.BudgetExceededError`, which is
+    counted; any other exception propagates (a racing process reports it).
+    """
+    accepted = refused = 0
+    for _ in range(attempts):
+        try:
+            budget.charge(curve, label=label)
+            accepted += 1
+        except BudgetExceededError:
+            refused += 1
+    return accepted, refused
 
 
 def assert_refused_fit_fits_nothing(estimator, X, y=None, *, budget_epsilon=1e-3, delta=1e-5):

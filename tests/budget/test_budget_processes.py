@@ -27,6 +27,7 @@ from skdp.accounting import (
     pure_dp_rdp,
     sampled_without_replacement_gaussian_rdp,
 )
+from skdp.utils._testing import charge_until_refused
 
 CTX = multiprocessing.get_context("fork")
 N_WORKERS = 8
@@ -43,12 +44,8 @@ def _charge_repeatedly(pickled_budget, pickled_curve, attempts, barrier, results
         if isinstance(curve, list):  # one curve per worker, in turn
             curve = curve[int.from_bytes(os.urandom(2), "little") % len(curve)]
         barrier.wait(timeout=60)
-        for _ in range(attempts):
-            try:
-                budget.charge(curve, label=f"worker {os.getpid()}")
-                accepted += 1
-            except BudgetExceededError:
-                refused += 1
+        accepted, refused = charge_until_refused(budget, curve, attempts,
+                                                 label=f"worker {os.getpid()}")
     except BaseException as exc:  # report it instead of leaving the parent waiting
         results.put((accepted, refused, repr(exc)))
     else:
@@ -151,14 +148,7 @@ def test_threads_charging_never_overspend():
 
     def work(_):
         barrier.wait()
-        accepted = 0
-        for _ in range(3):
-            try:
-                budget.charge(pure_dp_rdp(0.1))
-                accepted += 1
-            except BudgetExceededError:
-                pass
-        return accepted
+        return charge_until_refused(budget, pure_dp_rdp(0.1), 3)[0]
 
     with ThreadPoolExecutor(N_WORKERS) as pool:
         accepted = sum(pool.map(work, range(N_WORKERS)))
@@ -254,13 +244,7 @@ def _create_and_charge(path, barrier, results):
     try:
         barrier.wait(timeout=60)
         budget = PrivacyBudget(1.0, 0.0, ledger=path)  # all create the file at once
-        accepted = 0
-        for _ in range(3):
-            try:
-                budget.charge(pure_dp_rdp(0.1))
-                accepted += 1
-            except BudgetExceededError:
-                pass
+        accepted, _ = charge_until_refused(budget, pure_dp_rdp(0.1), 3)
     except BaseException as exc:
         results.put(repr(exc))
     else:

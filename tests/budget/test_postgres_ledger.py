@@ -25,6 +25,7 @@ from sklearn.base import clone
 from skdp import BudgetExceededError, LedgerConnectionError, LedgerMismatchError, PrivacyBudget
 from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
 from skdp.budget import _budget, _postgres
+from skdp.utils._testing import charge_until_refused
 
 
 FORK = multiprocessing.get_context("fork")
@@ -229,12 +230,8 @@ def _race(pickled, attempts, barrier, results):
     try:
         budget = pickle.loads(pickled)
         barrier.wait(timeout=60)
-        for _ in range(attempts):
-            try:
-                budget.charge(pure_dp_rdp(0.1), label=f"worker {os.getpid()}")
-                accepted += 1
-            except BudgetExceededError:
-                pass
+        accepted, _ = charge_until_refused(budget, pure_dp_rdp(0.1), attempts,
+                                           label=f"worker {os.getpid()}")
     except BaseException as exc:
         results.put((accepted, repr(exc)))
     else:

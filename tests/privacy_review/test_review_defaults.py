@@ -112,7 +112,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import skdp.linear_model._linear as linear_module
 import skdp.linear_model._logistic as logistic_module
-from skdp import BudgetExceededError, LedgerMismatchError, PrivacyBudget, privacy_cost
+from skdp import LedgerMismatchError, PrivacyBudget, privacy_cost
 from skdp.accounting import gaussian_rdp, pure_dp_rdp
 from skdp.budget import _ledger
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDClassifier
@@ -121,6 +121,7 @@ from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.pipeline import make_pipeline
 from skdp.preprocessing import DPStandardScaler
+from skdp.utils._testing import charge_until_refused
 
 FORK = multiprocessing.get_context("fork")
 
@@ -854,12 +855,8 @@ def _charge_until_refused(budget, start, results):
     accepted = 0
     try:
         start.wait(60)
-        for _ in range(4):
-            try:
-                budget.charge(pure_dp_rdp(0.1), label=f"child {os.getpid()}")
-                accepted += 1
-            except BudgetExceededError:
-                pass
+        accepted, _ = charge_until_refused(budget, pure_dp_rdp(0.1), 4,
+                                           label=f"child {os.getpid()}")
     except BaseException as exc:
         results.put((accepted, repr(exc)))
     else:
