@@ -10,7 +10,8 @@ They raise ``AssertionError`` with a message and need no test framework:
   :class:`~skdp.BudgetExceededError`, records nothing and leaves the
   estimator unfitted;
 - :func:`seeded_secure`: lets ``secure=True`` fits take a seed, in tests only;
-- :func:`charge_until_refused`: the loop of the processes that race for a cap.
+- :func:`charge_until_refused`: the loop of the processes that race for a cap;
+- :func:`run_processes`: start processes, collect one result from each, join them.
 """
 
 import numpy as np
@@ -27,6 +28,7 @@ __all__ = [
     "assert_refused_fit_fits_nothing",
     "assert_same_curve",
     "charge_until_refused",
+    "run_processes",
     "seeded_secure",
 ]
 
@@ -106,6 +108,16 @@ def charge_until_refused(budget, curve, attempts, *, label=None):
         except BudgetExceededError:
             refused += 1
     return accepted, refused
+
+
+def run_processes(processes, results, *, timeout=60):
+    """Start ``processes``, take one item each from the queue ``results``, join them; the items."""
+    for process in processes:
+        process.start()
+    outcomes = [results.get(timeout=timeout) for _ in processes]
+    for process in processes:
+        process.join(timeout=timeout)
+    return outcomes
 
 
 def assert_refused_fit_fits_nothing(estimator, X, y=None, *, budget_epsilon=1e-3, delta=1e-5):

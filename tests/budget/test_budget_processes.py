@@ -27,7 +27,7 @@ from skdp.accounting import (
     pure_dp_rdp,
     sampled_without_replacement_gaussian_rdp,
 )
-from skdp.utils._testing import charge_until_refused
+from skdp.utils._testing import charge_until_refused, run_processes
 
 CTX = multiprocessing.get_context("fork")
 N_WORKERS = 8
@@ -57,11 +57,7 @@ def _run_workers(budget, curve, attempts):
     results = CTX.Queue()
     args = (pickle.dumps(budget), pickle.dumps(curve), attempts, barrier, results)
     workers = [CTX.Process(target=_charge_repeatedly, args=args) for _ in range(N_WORKERS)]
-    for w in workers:
-        w.start()
-    outcomes = [results.get(timeout=60) for _ in workers]
-    for w in workers:
-        w.join(timeout=60)
+    outcomes = run_processes(workers, results)
     assert [error for _, _, error in outcomes] == [None] * N_WORKERS
     assert [w.exitcode for w in workers] == [0] * N_WORKERS
     return sum(a for a, _, _ in outcomes), sum(r for _, r, _ in outcomes)
@@ -256,10 +252,6 @@ def test_processes_creating_the_same_ledger_at_once(tmp_path):
     barrier, results = CTX.Barrier(N_WORKERS), CTX.Queue()
     workers = [CTX.Process(target=_create_and_charge, args=(path, barrier, results))
                for _ in range(N_WORKERS)]
-    for w in workers:
-        w.start()
-    outcomes = [results.get(timeout=60) for _ in workers]
-    for w in workers:
-        w.join(timeout=60)
+    outcomes = run_processes(workers, results)
     assert all(isinstance(o, int) for o in outcomes), outcomes
     assert sum(outcomes) == 10 == len(PrivacyBudget.open(path))

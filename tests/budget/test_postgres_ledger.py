@@ -25,7 +25,7 @@ from sklearn.base import clone
 from skdp import BudgetExceededError, LedgerConnectionError, LedgerMismatchError, PrivacyBudget
 from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
 from skdp.budget import _budget, _postgres
-from skdp.utils._testing import charge_until_refused
+from skdp.utils._testing import charge_until_refused, run_processes
 
 
 FORK = multiprocessing.get_context("fork")
@@ -247,11 +247,7 @@ def test_eight_processes_racing_for_the_cap_never_overspend(url):
     barrier, results = FORK.Barrier(N_WORKERS), FORK.Queue()
     workers = [FORK.Process(target=_race, args=(pickle.dumps(budget), 3, barrier, results))
                for _ in range(N_WORKERS)]
-    for w in workers:
-        w.start()
-    outcomes = [results.get(timeout=60) for _ in workers]
-    for w in workers:
-        w.join(timeout=60)
+    outcomes = run_processes(workers, results)
     assert [error for _, error in outcomes] == [None] * N_WORKERS
     assert sum(a for a, _ in outcomes) == n_admitted == len(budget)
     assert [c.id for c in budget.ledger] == list(range(1, n_admitted + 1))
