@@ -17,9 +17,15 @@ fixed seed, bounds (-12, 12)) and the suite's tables (bounds (0, 1)): the inerti
 training rows about each method's centres, as a ratio to scikit-learn's KMeans (n_init=10).
 
 Every private fit is at ``--epsilon`` (default 1) and δ = 1e-5 (diffprivlib's PCA and KMeans
-are pure ε-DP), over ``--seeds`` seeds. Run::
+are pure ε-DP), over ``--seeds`` seeds. The k-means table gives the mean fit time of DPKMeans,
+of scikit-learn's KMeans (one fit of n_init=10) and of diffprivlib's KMeans, all with the same
+number of threads, ``--threads`` (default 1): the script sets ``OMP_NUM_THREADS``,
+``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` before it imports numpy (diffprivlib's
+subprocess inherits them) and fits inside ``threadpoolctl.threadpool_limits(threads)``
+(benchmarks/_threads.py); it prints the setting it used. Run::
 
     python benchmarks/bench_decomposition.py
+    python benchmarks/bench_decomposition.py --pca-tables "" --kmeans-tables adult,diamonds
 """
 
 import argparse
@@ -29,11 +35,16 @@ import os
 import sys
 import time
 
-import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.decomposition import PCA
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
+
+_threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.decomposition import PCA  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 from _peers import run_peer  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
@@ -41,7 +52,7 @@ from skdp.cluster import DPKMeans  # noqa: E402
 from skdp.decomposition import DPPCA  # noqa: E402
 
 DPL_SCRIPT = r"""
-import json, signal, sys, warnings
+import json, signal, sys, time, warnings
 import numpy as np
 from diffprivlib.mechanisms import Bingham
 from diffprivlib.models import PCA, KMeans
@@ -80,9 +91,10 @@ def out_of_time(signum, frame):
 if job.get("corrected"):
     Bingham.randomise = corrected_randomise
 signal.signal(signal.SIGALRM, out_of_time)
-out = []
+out, seconds = [], []
 for seed in job["seeds"]:
     signal.alarm(job.get("time_limit", 0))
+    start = time.perf_counter()
     try:
         if job["kind"] == "pca":
             est = PCA(n_components=None if job.get("all") else job["k"], epsilon=job["eps"],
@@ -93,10 +105,11 @@ for seed in job["seeds"]:
             est = KMeans(n_clusters=job["k"], epsilon=job["eps"], bounds=tuple(job["bounds"]),
                          random_state=seed).fit(d["X"])
             out.append(np.asarray(est.cluster_centers_).tolist())
+        seconds.append(time.perf_counter() - start)
     except TimeoutError:
         out.append(None)
     signal.alarm(0)
-print(json.dumps(out))
+print(json.dumps(dict(results=out, seconds=seconds)))
 """
 
 
@@ -123,10 +136,11 @@ def peer(kind, X, k, eps, bounds, seeds, data_norm=None, **options):
     job = dict(kind=kind, k=k, eps=eps, bounds=list(bounds), seeds=seeds, data_norm=data_norm,
                **options)
     try:
-        return run_peer(DPL_SCRIPT, {"X": X}, json.dumps(job))
+        out = run_peer(DPL_SCRIPT, {"X": X}, json.dumps(job))
+        return (None, []) if out is None else (out["results"], out["seconds"])
     except RuntimeError as exc:
         print(f"  diffprivlib failed: {str(exc).splitlines()[-1]}")
-        return None
+        return None, []
 
 
 def bench_pca(tables, k, eps, seeds, dpl_tables, dpl_options):
@@ -152,8 +166,8 @@ def bench_pca(tables, k, eps, seeds, dpl_tables, dpl_options):
                 ratios[key].append(captured(X, est.components_) / ref)
         dpl = None
         if name in dpl_tables:
-            dpl = peer("pca", X, kk, eps, (0.0, 1.0), seeds, data_norm=task.row_norm,
-                       **dpl_options)
+            dpl, _ = peer("pca", X, kk, eps, (0.0, 1.0), seeds, data_norm=task.row_norm,
+                          **dpl_options)
         dpl_ratio = [captured(X, c) / ref for c in dpl if c is not None] if dpl else []
         unfinished = sum(c is None for c in dpl) if dpl else 0
         dpl_text = summary(dpl_ratio) + (f" ({unfinished} of {len(dpl)} seeds out of time)"
@@ -171,7 +185,9 @@ def mixture(n, k, dim, seed=0):
 
 
 def bench_kmeans_on(name, X, k, eps, bounds, seeds, max_iter):
+    t = time.perf_counter()
     ref = KMeans(k, n_init=10, random_state=0).fit(X).inertia_
+    ref_seconds = time.perf_counter() - t
     ours, times = [], []
     for seed in seeds:
         t = time.perf_counter()
@@ -179,10 +195,12 @@ def bench_kmeans_on(name, X, k, eps, bounds, seeds, max_iter):
                        random_state=seed).fit(X)
         times.append(time.perf_counter() - t)
         ours.append(inertia(X, est.cluster_centers_) / ref)
-    dpl = peer("kmeans", X, k, eps, bounds, seeds)
+    dpl, dpl_seconds = peer("kmeans", X, k, eps, bounds, seeds)
     dpl_ratio = [inertia(X, c) / ref for c in dpl] if dpl else []
+    dpl_time = f"{np.mean(dpl_seconds):.3f}" if dpl_seconds else "n/a"
     print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {k} | {summary(ours)} | "
-          f"{summary(dpl_ratio)} | {np.mean(times):.2f} |")
+          f"{summary(dpl_ratio)} | {np.mean(times):.3f} | {ref_seconds:.3f} | {dpl_time} |",
+          flush=True)
 
 
 def main(argv=None):
@@ -211,26 +229,38 @@ def main(argv=None):
     parser.add_argument("--dim", type=int, default=5)
     parser.add_argument("--max-iter", type=int, default=5)
     parser.add_argument("--kmeans-tables", default=",".join(LOADERS))
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads of every contender (default 1)")
     args = parser.parse_args(argv)
+    _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
     seeds = list(range(args.seeds))
+    with threadpool_limits(limits=args.threads):
+        print(f"threads = {args.threads} for every contender ({_threads.describe()}), "
+              f"load average at start {os.getloadavg()[0]:.2f}")
+        run(args, seeds)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def run(args, seeds):
     tables = [t for t in args.pca_tables.split(",") if t]
     if tables:
         bench_pca(tables, args.components, args.epsilon, seeds, args.dpl_pca_tables.split(","),
                   dict(corrected=args.dpl_corrected_sampler, time_limit=args.dpl_time_limit,
                        all=args.dpl_all_components))
     if args.skip_kmeans:
-        return 0
+        return
     print(f"\n## KMeans: inertia / scikit-learn's (KMeans n_init=10), eps={args.epsilon}, "
           f"DPKMeans max_iter={args.max_iter}")
-    print("| data | rows x cols | k | DPKMeans | diffprivlib | seconds (DPKMeans) |")
-    print("|---|---|---|---|---|---|")
+    print("| data | rows x cols | k | DPKMeans | diffprivlib | seconds: DPKMeans | "
+          "scikit-learn (n_init=10) | diffprivlib |")
+    print("|---|---|---|---|---|---|---|---|")
     X = mixture(args.n_points, args.clusters, args.dim)
     bench_kmeans_on("mixture", X, args.clusters, args.epsilon, (-12.0, 12.0), seeds,
                     args.max_iter)
     for name in [t for t in args.kmeans_tables.split(",") if t]:
         X = LOADERS[name]().X_train
         bench_kmeans_on(name, X, args.clusters, args.epsilon, (0.0, 1.0), seeds, args.max_iter)
-    return 0
 
 
 if __name__ == "__main__":

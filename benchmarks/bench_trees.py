@@ -27,11 +27,15 @@ their documented ``bounds_y``):
   created by ``python benchmarks/setup_peers.py``).
 
 Accuracy (classification) or R² (regression) on the table's fixed test part, mean ± std over
-seeds, and the mean fit time in seconds. Run with one thread for BLAS/OpenMP so the times
-compare (the machine is shared)::
+seeds, and the mean fit time in seconds. Every contender runs with the same number of threads,
+``--threads`` (default 1): the script sets ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and
+``MKL_NUM_THREADS`` before it imports numpy (diffprivlib's subprocess inherits them) and fits
+inside ``threadpoolctl.threadpool_limits(threads)``, which also holds scikit-learn's
+HistGradientBoosting (OpenMP); DP-EBM runs with ``n_jobs=1`` (benchmarks/_threads.py). It
+prints the setting it used. Run::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_trees.py                 # Adult, 5 seeds
-    OMP_NUM_THREADS=1 python benchmarks/bench_trees.py --tables all --seeds 3 --eps 1
+    python benchmarks/bench_trees.py                 # Adult, 5 seeds, one thread
+    python benchmarks/bench_trees.py --tables all --seeds 3 --eps 1
 """
 
 import argparse
@@ -41,9 +45,14 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
+
+_threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 import _suite_data  # noqa: E402
 import _suite_peers as peers  # noqa: E402
 
@@ -270,16 +279,24 @@ def main(argv=None):
     parser.add_argument("--eps", default="0.1,1,5", help="comma-separated epsilons")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--no-peers", action="store_true", help="skip diffprivlib's venv")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads of every contender (default 1)")
     args = parser.parse_args(argv)
+    _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
+    import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so describe() lists it
     names = list(_suite_data.LOADERS) if args.tables == "all" else args.tables.split(",")
     eps_list = [float(e) for e in args.eps.split(",")]
     seeds = list(range(args.seeds))
     dpl = None if args.no_peers else peers.first_existing(peers.DPL_CANDIDATES)
     if dpl is None and not args.no_peers:
         print("NOTE: no diffprivlib venv found; its forest is skipped.")
-    print(f"δ = {DELTA:g}, seeds {seeds}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
-    for name in names:
-        run_table(name, eps_list, seeds, dpl)
+    with threadpool_limits(limits=args.threads):
+        print(f"δ = {DELTA:g}, seeds {seeds}, threads = {args.threads} for every contender "
+              f"({_threads.describe()}; DP-EBM n_jobs=1), "
+              f"load average at start {os.getloadavg()[0]:.2f}")
+        for name in names:
+            run_table(name, eps_list, seeds, dpl)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
