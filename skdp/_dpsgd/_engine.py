@@ -28,6 +28,7 @@ sensitivity of the sum of clipped gradients is then ``clip_norm``.
 """
 
 import contextlib
+import functools
 import math
 import time
 
@@ -36,7 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import accounting
 from ..accounting import RDPCurve
-from ..accounting._bisect import smallest_meeting
+from ..accounting._bisect import largest_within
 from ._optim import learning_rate_at, make_optimizer
 
 __all__ = [
@@ -124,20 +125,39 @@ def _smallest_noise_multiplier(epsilon, delta, sampling_rate, n_steps, *, count,
 
     ε is that of the tightest accountant (:func:`skdp.accounting.epsilon_of`,
     the smaller of RDP's and the PLD's, both valid upper bounds) and falls as
-    σ grows. The σ that RDP alone calibrates is an upper end; bisection in
-    log σ keeps a bracket whose upper end meets the target and returns it
-    (the safe side).
+    σ grows. Starting from the σ that RDP alone calibrates, regula falsi in
+    log(1/σ) (:func:`~skdp.accounting._bisect.largest_within`) keeps a
+    bracket and returns a σ that was evaluated and meets the target (the
+    safe side). Without ``fixed`` the answer is a function of public numbers
+    alone and is remembered (:func:`_cached_noise_multiplier`): a search
+    calibrates the same run once per candidate, and every candidate that
+    differs only in parameters without a privacy cost asks the same question.
     """
-    def meets(s):
-        curve = _run_curve(sampling_rate, n_steps, s, count=count, fixed=fixed)
-        return accounting.epsilon_of(curve, delta) <= epsilon
-
-    if fixed is not None and fixed.epsilon(delta) >= epsilon:
+    if fixed is None:
+        return _cached_noise_multiplier(float(epsilon), float(delta), float(sampling_rate),
+                                        int(n_steps), bool(count), float(rtol))
+    if fixed.epsilon(delta) >= epsilon:
         raise ValueError("the fixed part of the curve already spends epsilon.")
+    return _calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps, count=count,
+                                       fixed=fixed, rtol=rtol)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_noise_multiplier(epsilon, delta, sampling_rate, n_steps, count, rtol):
+    """:func:`_calibrate_noise_multiplier` without ``fixed``, remembered (public inputs only)."""
+    return _calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps, count=count,
+                                       fixed=None, rtol=rtol)
+
+
+def _calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps, *, count, fixed, rtol):
+    def cost(inverse_sigma):  # ε grows with 1/σ
+        curve = _run_curve(sampling_rate, n_steps, 1.0 / inverse_sigma, count=count, fixed=fixed)
+        return accounting.epsilon_of(curve, delta)
+
     rdp_sigma = float(accounting.calibrate_noise_multiplier(
         epsilon, delta, sampling_rate=sampling_rate, steps=n_steps, sampling="poisson",
         accountant="rdp"))
-    return smallest_meeting(meets, rdp_sigma, rtol=rtol, factor=1.25)
+    return 1.0 / largest_within(cost, epsilon, 1.0 / rdp_sigma, rtol=rtol, factor=1.25)
 
 
 def dpsgd_privacy(sampling_rate, n_steps, *, epsilon, delta, noise_multiplier=None,

@@ -496,3 +496,30 @@ def test_noisy_sum_is_divided_by_the_given_expected_batch_size():
                      expected_batch_size=7, n_steps=1, steps_per_epoch=1, noise_multiplier=0.0,
                      clip_norm=None, optimizer="sgd", momentum=0.0, learning_rate=1.0)
     np.testing.assert_allclose(net.params - start, expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("count, fixed", [(True, None), (True, "bounds")])
+def test_calibrated_noise_multiplier_is_on_the_safe_side_of_the_boundary(count, fixed):
+    # the σ returned meets (ε, δ) by the tightest accountant, and σ one rtol lower does not
+    from skdp import accounting
+    from skdp._dpsgd._engine import _run_curve, _smallest_noise_multiplier
+
+    fixed = _bounds_curve(0.1, DELTA, 1) if fixed else None
+    rtol = 1e-3
+    sigma = _smallest_noise_multiplier(1.0, DELTA, 0.05, 40, count=count, fixed=fixed, rtol=rtol)
+
+    def spent(s):
+        return accounting.epsilon_of(_run_curve(0.05, 40, s, count=count, fixed=fixed), DELTA)
+
+    assert spent(sigma) <= 1.0 < spent(sigma / (1 + 2 * rtol))
+
+
+def test_calibration_without_a_fixed_part_is_remembered():
+    # a search asks the same public question once per candidate: it is answered once
+    from skdp._dpsgd._engine import _cached_noise_multiplier, _smallest_noise_multiplier
+
+    _cached_noise_multiplier.cache_clear()
+    first = _smallest_noise_multiplier(0.7, DELTA, 0.05, 20, count=True, fixed=None)
+    again = _smallest_noise_multiplier(0.7, DELTA, 0.05, 20, count=True, fixed=None)
+    info = _cached_noise_multiplier.cache_info()
+    assert first == again and (info.hits, info.misses) == (1, 1)
