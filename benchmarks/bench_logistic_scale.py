@@ -30,6 +30,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
+
 CHILD = r"""
 import json, math, os, resource, sys, time, warnings
 import numpy as np
@@ -67,8 +70,7 @@ print(json.dumps(dict(seconds=seconds, extra_mb=(after - before) / 1024, base_mb
 
 def run(method, n, d, threads, seed):
     env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = str(threads)
+    env.update(dict.fromkeys(_threads.THREAD_VARIABLES, str(threads)))
     job = json.dumps(dict(method=method, n=n, d=d, threads=threads, seed=seed))
     out = subprocess.run([sys.executable, "-c", CHILD, job], env=env, check=True,
                          capture_output=True, text=True)

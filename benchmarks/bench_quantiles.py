@@ -1,7 +1,10 @@
 """Several DP quantiles at once: skdp's joint method vs its split method (and diffprivlib).
 
-Run:  python benchmarks/bench_quantiles.py
+Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing]
 (diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess in the same run.)
+``--timing`` instead times one joint draw of m = 2, 9 and 99 levels on fnlwgt of Adult's
+train and test rows together (48,842 values), best of 3, with ``--threads`` (default 1)
+BLAS/OpenMP threads (benchmarks/_threads.py).
 
 On the 6 numeric Adult columns (train, 32,561 rows), public bounds as in
 bench_stats.py, ε = 1 for all the levels of one column together, pure ε-DP,
@@ -16,13 +19,18 @@ error), and of |#{x < o} − q·n| / n (rank error), for
 import json
 import os
 import sys
-
-import numpy as np
-
-from skdp import stats
-from skdp.datasets import load_adult
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+import _threads  # noqa: E402
+
+THREADS = _threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from skdp import stats  # noqa: E402
+from skdp.datasets import load_adult  # noqa: E402
 from _peers import run_peer  # noqa: E402
 
 BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16),
@@ -74,7 +82,31 @@ def dpl_errors(data):
     return run_peer(DPL_SCRIPT, {"data": data}, cfg)
 
 
+def joint_timing():
+    """Seconds of one joint draw of m levels on fnlwgt of Adult's train and test rows."""
+    lo, hi = BOUNDS["fnlwgt"]
+    parts = [load_adult(subset=subset) for subset in ("train", "test")]
+    x = np.concatenate([b.data[:, list(b.feature_names).index("fnlwgt")].astype(float)
+                        for b in parts])
+    print(f"threads = {THREADS}, load average at start {os.getloadavg()[0]:.2f}")
+    with threadpool_limits(limits=THREADS):
+        for m in (2, 9, 99):
+            q = np.arange(1, m + 1) / (m + 1)
+            times = []
+            for seed in range(3):
+                start = time.perf_counter()
+                stats.quantile(x, q, epsilon=EPS, bounds=(lo, hi), random_state=seed,
+                               method="joint")
+                times.append(time.perf_counter() - start)
+            print(f"joint, n = {x.size}, m = {m}: best of 3 {min(times):.3f} s, "
+                  f"worst {max(times):.3f} s", flush=True)
+        print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
+
+
 def main():
+    if "--timing" in sys.argv[1:]:
+        joint_timing()
+        return
     bunch = load_adult()
     names = list(bunch.feature_names)
     data = np.column_stack([bunch.data[:, names.index(c)].astype(float) for c in BOUNDS])

@@ -1,19 +1,26 @@
 """Fit time with ``secure=False`` and ``secure=True`` (the OS CSPRNG).
 
-Run ``python benchmarks/bench_secure.py``: 20,000 rows of 10 features, one
-BLAS thread, 7 fits of each, interleaved; the minimum is the least disturbed by
-other jobs on a shared machine. Quoted in
-docs/user_guide/floating_point.rst (section "Secure randomness").
+Run ``python benchmarks/bench_secure.py [--threads 1]``: 20,000 rows of 10
+features, 7 fits of each, interleaved; the minimum is the least disturbed by
+other jobs on a shared machine. ``--threads`` (default 1) sets
+``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` before
+numpy is imported, and the fits run inside ``threadpoolctl.threadpool_limits``
+(benchmarks/_threads.py). Quoted in docs/user_guide/floating_point.rst
+(section "Secure randomness").
 """
 
 import os
+import sys
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
+
+THREADS = _threads.set_thread_variables()  # before numpy is imported
 
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from skdp.linear_model import DPLogisticRegression, DPSGDClassifier  # noqa: E402
 
@@ -42,4 +49,8 @@ def main(n_rows=20_000, n_features=10, repeats=7):
 
 
 if __name__ == "__main__":
-    main()
+    print(f"threads = {THREADS}, load average at start {os.getloadavg()[0]:.2f}")
+    with threadpool_limits(limits=THREADS):
+        main()
+        print(_threads.describe())
+    print(f"load average at end {os.getloadavg()[0]:.2f}")

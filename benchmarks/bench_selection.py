@@ -7,22 +7,34 @@ charged by Papernot & Steinke 2022 (Thm. 2). The reference charges the same
 by plain RDP composition. Also prints the test accuracy of the released model
 next to the non-private scikit-learn LogisticRegression, fitted side by side.
 
-    python benchmarks/bench_selection.py
+    python benchmarks/bench_selection.py [--threads 1]
+
+Both fits run with ``--threads`` (default 1) BLAS/OpenMP threads: the
+``*_NUM_THREADS`` variables are set before numpy is imported and the run is
+inside ``threadpoolctl.threadpool_limits`` (benchmarks/_threads.py).
 """
 
 import math
+import os
+import sys
 import time
 
-import numpy as np
-from scipy.stats import loguniform
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
 
-from skdp import PrivacyBudget
-from skdp.accounting import pure_dp_rdp
-from skdp.datasets import adult_preprocessor, load_adult
-from skdp.linear_model import DPLogisticRegression
-from skdp.model_selection import DPRandomizedSearchCV
+THREADS = _threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from scipy.stats import loguniform  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from skdp import PrivacyBudget  # noqa: E402
+from skdp.accounting import pure_dp_rdp  # noqa: E402
+from skdp.datasets import adult_preprocessor, load_adult  # noqa: E402
+from skdp.linear_model import DPLogisticRegression  # noqa: E402
+from skdp.model_selection import DPRandomizedSearchCV  # noqa: E402
 
 DELTA = 1e-5
 RUN_EPSILON = 0.5
@@ -30,9 +42,13 @@ SCORE_EPSILON = 0.1
 
 
 def main():
-    for law, eta in [("logarithmic", None), ("truncated_negative_binomial", -0.5)]:
-        run(law, eta)
-        print()
+    print(f"threads = {THREADS}, load average at start {os.getloadavg()[0]:.2f}\n")
+    with threadpool_limits(limits=THREADS):
+        for law, eta in [("logarithmic", None), ("truncated_negative_binomial", -0.5)]:
+            run(law, eta)
+            print()
+        print(_threads.describe())
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
 def run(law, eta):

@@ -1,13 +1,17 @@
 """Accuracy and speed of skdp.stats, side by side with diffprivlib's tools.
 
-Run:  python benchmarks/bench_stats.py
-(diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess.)
+Run:  python benchmarks/bench_stats.py [--threads 1] [--speed]
+(diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess;
+``--speed`` runs the speed part alone.)
 
 Accuracy: on the 6 numeric Adult columns (train, 32,561 rows), at ε = 1 per
 statistic, pure ε-DP for both libraries, public bounds below, 200 repetitions:
 median absolute error of mean, var and median (quantile 0.5), and the median
 L1 error of a 10-bin histogram over the bounds. Speed: each function on 10⁶
-rows vs the non-private numpy call (budget=None, best of 20).
+rows vs the non-private numpy call (budget=None, best of 20), with
+``--threads`` (default 1) BLAS/OpenMP threads for both: the ``*_NUM_THREADS``
+variables are set before numpy is imported and the timing runs inside
+``threadpoolctl.threadpool_limits`` (benchmarks/_threads.py).
 """
 
 import json
@@ -15,12 +19,16 @@ import os
 import sys
 import time
 
-import numpy as np
-
-from skdp import stats
-from skdp.datasets import load_adult
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for _peers, however run
+import _threads  # noqa: E402
+
+THREADS = _threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from skdp import stats  # noqa: E402
+from skdp.datasets import load_adult  # noqa: E402
 from _peers import run_peer  # noqa: E402
 
 BOUNDS = {"age": (17, 90), "fnlwgt": (0, 1_500_000), "education-num": (1, 16),
@@ -108,14 +116,20 @@ def speed():
         "sum/np.clip": (lambda: stats.sum(x, **kw), lambda: np.sum(np.clip(x, 0, 100))),
         "mean/np.clip": (lambda: stats.mean(x, **kw), lambda: np.mean(np.clip(x, 0, 100))),
     }
-    print(f"\nSpeed on 1e6 rows (best of 20): skdp vs numpy")
+    print(f"\nSpeed on 1e6 rows (best of 20): skdp vs numpy, threads = {THREADS} for both, "
+          f"load average at start {os.getloadavg()[0]:.2f}")
     print(f"{'function':<15}{'skdp ms':>10}{'numpy ms':>10}{'ratio':>8}")
-    for name, (f_dp, f_np) in pairs.items():
-        t_dp, t_np = best_time(f_dp, 20), best_time(f_np, 20)
-        print(f"{name:<15}{t_dp * 1e3:>10.2f}{t_np * 1e3:>10.2f}{t_dp / t_np:>8.2f}")
+    with threadpool_limits(limits=THREADS):
+        for name, (f_dp, f_np) in pairs.items():
+            t_dp, t_np = best_time(f_dp, 20), best_time(f_np, 20)
+            print(f"{name:<15}{t_dp * 1e3:>10.2f}{t_np * 1e3:>10.2f}{t_dp / t_np:>8.2f}")
+        print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
 
 
 def main():
+    if "--speed" in sys.argv[1:]:
+        speed()
+        return 0
     bunch = load_adult()
     names = list(bunch.feature_names)
     data = np.column_stack([bunch.data[:, names.index(c)].astype(float) for c in BOUNDS])
