@@ -9,7 +9,7 @@ They raise ``AssertionError`` with a message and need no test framework:
 - :func:`assert_refused_fit_fits_nothing`: a budget too small raises
   :class:`~skdp.BudgetExceededError`, records nothing and leaves the
   estimator unfitted;
-- :func:`seeded_secure`: lets ``secure=True`` fits take a seed, in tests only;
+- :func:`seeded_secure`: lets ``secure=True`` fits and statistics take a seed, in tests only;
 - :func:`charge_until_refused`: the loop of the processes that race for a cap;
 - :func:`run_processes`: start processes, collect one result from each, join them.
 """
@@ -141,24 +141,29 @@ def assert_refused_fit_fits_nothing(estimator, X, y=None, *, budget_epsilon=1e-3
 
 
 def seeded_secure(monkeypatch):
-    """In a test, let ``secure=True`` estimators take a seed (they refuse one otherwise).
+    """In a test, let ``secure=True`` estimators and statistics take a seed (they refuse one).
 
     scikit-learn's checks seed every estimator (``random_state=0``), and
-    some tests compare a secure fit with the secure :mod:`skdp.stats`
-    function run on the same seed. With ``monkeypatch`` (pytest's fixture),
-    a secure fit with an int seed gets a
-    ``SecureGenerator`` (``skdp.utils._secure``) that reads its bytes from
-    numpy's generator on that seed instead of :func:`os.urandom`: the same
-    samplers run, reproducibly, and their bytes are those of
-    ``np.random.default_rng(seed).bytes``, as for the seeded statistics.
+    tests of the secure samplers and releases need reproducible draws. With
+    ``monkeypatch`` (pytest's fixture), an estimator's fit and every
+    :mod:`skdp.stats` function called with ``secure=True`` and an int seed
+    (or a numpy ``Generator``) get a ``SecureGenerator``
+    (``skdp.utils._secure``) that reads its bytes from
+    ``np.random.default_rng(seed).bytes`` (or the generator's ``bytes``)
+    instead of :func:`os.urandom`: the same samplers run, reproducibly, and
+    a secure fit and the secure statistic on the same seed read the same bytes.
     """
     from .. import _base
+    from ..stats import _functions, _range
     from ._secure import SecureGenerator
     from ._validation import check_generator
 
     def seeded(random_state, *, secure=False):
         if secure and isinstance(random_state, (int, np.integer)):
             return SecureGenerator(source=np.random.default_rng(int(random_state)).bytes)
+        if secure and isinstance(random_state, np.random.Generator):
+            return SecureGenerator(source=random_state.bytes)
         return check_generator(random_state, secure=secure)
 
-    monkeypatch.setattr(_base, "check_generator", seeded)
+    for module in (_base, _functions, _range):  # the modules that call check_generator(secure=)
+        monkeypatch.setattr(module, "check_generator", seeded)

@@ -32,6 +32,15 @@ from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
 from skdp.stats import _core
 
 
+@pytest.fixture(autouse=True)
+def _secure_takes_seeds_here(monkeypatch):
+    # secure=True refuses a seed; the seeded secure calls in this file read seeded bytes
+    # through the same samplers (skdp.utils._testing.seeded_secure).
+    from skdp.utils._testing import seeded_secure
+
+    seeded_secure(monkeypatch)
+
+
 def _data(n=200, seed=0, low=-1.0, high=1.0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(low, high, size=(n, 2))
