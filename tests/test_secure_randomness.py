@@ -1,4 +1,5 @@
-"""secure=True: every random draw of a fit from the OS CSPRNG, and its samplers' laws.
+"""secure=True: every random draw of a fit or of a skdp.stats call from the OS CSPRNG, no seed
+accepted, and the laws of its samplers.
 
 The tests of the samplers read the real os.urandom, so they are not seeded: each compares an
 empirical CDF with the exact one by the Dvoretzky-Kiefer-Wolfowitz inequality with Massart's
@@ -272,3 +273,79 @@ def test_seeded_search_leaves_secure_steps_unseeded():
         search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, n_runs_mean=2.0,
                                 random_state=0).fit(X, Y)
     assert search.best_estimator_ is None or search.best_estimator_.score(X, Y) > 0.5
+
+
+# -- the functions of skdp.stats ----------------------------------------------------------------
+
+_XS = np.round(X[:40], 2)  # 40 rows of 3 features in [0, 1]: the exact samplers stay fast
+_XN = np.where(np.arange(_XS.size).reshape(_XS.shape) % 7 == 0, np.nan, _XS)
+
+_STATS_CALLS = {
+    "bounds": lambda st, **kw: st.bounds(_XS, **kw),
+    "count": lambda st, **kw: st.count(_XS[:, 0] > 0.5, **kw),
+    "histogram": lambda st, **kw: st.histogram(_XS[:, 0], bins=4, range=(0, 1), **kw),
+    "histogram2d": lambda st, **kw: st.histogram2d(_XS[:, 0], _XS[:, 1], bins=2,
+                                                   range=[(0, 1), (0, 1)], **kw),
+    "histogramdd": lambda st, **kw: st.histogramdd(_XS, bins=2, range=[(0, 1)] * 3, **kw),
+    "mean": lambda st, **kw: st.mean(_XS, axis=0, bounds=(0, 1), **kw),
+    "median": lambda st, **kw: st.median(_XS[:, 0], bounds=(0, 1), **kw),
+    "nanmean": lambda st, **kw: st.nanmean(_XN, axis=0, bounds=(0, 1), **kw),
+    "nanstd": lambda st, **kw: st.nanstd(_XN, axis=0, bounds=(0, 1), **kw),
+    "nansum": lambda st, **kw: st.nansum(_XN, axis=0, bounds=(0, 1), **kw),
+    "nanvar": lambda st, **kw: st.nanvar(_XN, axis=0, bounds=(0, 1), **kw),
+    "percentile": lambda st, **kw: st.percentile(_XS[:, 0], [25, 75], bounds=(0, 1), **kw),
+    "quantile": lambda st, **kw: st.quantile(_XS[:, 0], [0.25, 0.75], bounds=(0, 1), **kw),
+    "std": lambda st, **kw: st.std(_XS, axis=0, bounds=(0, 1), **kw),
+    "sum": lambda st, **kw: st.sum(_XS, axis=0, bounds=(0, 1), **kw),
+    "var": lambda st, **kw: st.var(_XS, axis=0, bounds=(0, 1), **kw),
+}
+
+
+def _stat(name, **kw):
+    from skdp import stats
+
+    out = _STATS_CALLS[name](stats, epsilon=1.0, secure=True, **kw)
+    parts = out if isinstance(out, tuple) else (out,)
+    return np.concatenate([np.ravel(p) for p in parts])
+
+
+def test_every_public_stats_function_is_checked():
+    from skdp import stats
+
+    assert sorted(_STATS_CALLS) == sorted(stats.__all__)
+    assert all("secure" in inspect.signature(getattr(stats, n)).parameters for n in stats.__all__)
+
+
+@pytest.mark.parametrize("seed", [0, np.random.default_rng(0), np.random.RandomState(0)],
+                         ids=["int", "Generator", "RandomState"])
+@pytest.mark.parametrize("name", sorted(_STATS_CALLS))
+def test_secure_stats_with_a_seed_are_refused_before_any_charge(name, seed):
+    budget = PrivacyBudget(100.0, 1e-5)
+    with pytest.raises(ValueError, match="cannot be seeded"):
+        _stat(name, random_state=seed, budget=budget)
+    assert len(budget) == 0
+
+
+@pytest.mark.parametrize("name", sorted(_STATS_CALLS))
+def test_secure_stats_draw_every_bit_from_os_urandom(name, monkeypatch):
+    # As for the fits: two calls on the same replacement of os.urandom release the same values,
+    # and no numpy generator was made from OS entropy.
+    calls = _seeded_urandom(monkeypatch, 7)
+    first = _stat(name)
+    assert sum(calls) > 0
+    _seeded_urandom(monkeypatch, 7)
+    np.testing.assert_array_equal(_stat(name), first)
+
+
+def test_secure_stats_take_a_secure_generator():
+    # An estimator passes its own SecureGenerator down: that is no seed, and it is used.
+    calls = []
+
+    def source(n):
+        calls.append(n)
+        return os.urandom(n)
+
+    budget = PrivacyBudget(100.0, 1e-5)
+    _stat("mean", random_state=SecureGenerator(source=source), budget=budget)
+    assert sum(calls) > 0
+    assert len(budget) == 1

@@ -27,7 +27,8 @@ budget : skdp.PrivacyBudget, optional
     Charged once per call, before the data is read. A refused charge raises
     :class:`~skdp.BudgetExceededError` and computes nothing.
 random_state : None, int or numpy.random.Generator
-    ``None`` draws OS entropy.
+    ``None`` draws OS entropy; a seed gives reproducible noise. With
+    ``secure=True`` it must be ``None``.
 secure : bool, default=False
     Floating-point Laplace/Gaussian noise can leak the exact value through
     its low-order bits (Mironov 2012, "On significance of the least
@@ -42,10 +43,11 @@ secure : bool, default=False
     float ``sum``/``mean`` of one output skips clipping when every value
     lies inside the bounds, and otherwise clips only the blocks of 2048
     values that reach outside them, so their running time depends on how
-    many such blocks there are (the released value does not). With
-    ``random_state=None``, ``secure=True`` also draws every random bit from
-    the operating system's CSPRNG (:ref:`secure_randomness`); a seed is
-    still accepted here, for reproducible tests of the exact samplers.
+    many such blocks there are (the released value does not).
+    ``secure=True`` also draws every random bit from the operating system's
+    CSPRNG (:ref:`secure_randomness`), as in the estimators: a seed would
+    make the noise reproducible, so ``secure=True`` with a ``random_state``
+    other than ``None`` raises a ``ValueError`` before anything is charged.
 """
 
 from __future__ import annotations
@@ -85,9 +87,8 @@ def _check_common(epsilon, delta, budget, random_state, secure):
     check_budget(budget)
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be a bool; got {secure!r}.")
-    # secure=True without a seed: every draw from the OS CSPRNG (a seed stays allowed here,
-    # for reproducible tests of the exact samplers; estimators refuse it).
-    rng = check_generator(random_state, secure=bool(secure) and random_state is None)
+    # secure=True: every draw from the OS CSPRNG; a seed is refused here, before any charge.
+    rng = check_generator(random_state, secure=bool(secure))
     return epsilon, delta, rng, bool(secure)
 
 
@@ -388,8 +389,8 @@ def quantile(
     >>> x = np.random.default_rng(0).normal(40, 10, size=10_000)
     >>> stats.quantile(x, [0.25, 0.75], epsilon=1.0, bounds=(0, 100), random_state=0).round(0)
     array([33., 47.])
-    >>> float(stats.quantile(x, 0.5, epsilon=1.0, bounds=(0, 100), secure=True, grid_size=101,
-    ...                      random_state=0))  # a point of the grid 0, 1, ..., 100
+    >>> float(stats.quantile(x, 0.5, epsilon=1.0, bounds=(0, 100), secure=True,
+    ...                      grid_size=101))  # unseeded; a point of the grid 0, 1, ..., 100
     40.0
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)

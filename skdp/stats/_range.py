@@ -208,6 +208,11 @@ def bounds(
     epsilon : float > 0
         ``inf`` returns each column's exact minimum and maximum.
     delta : float in [0, 1), default=0
+    budget, random_state, secure
+        As in the other functions of :mod:`skdp.stats`: ``secure=True`` adds
+        exact discrete noise to the counts and draws every random bit from
+        the OS CSPRNG, so it refuses a ``random_state`` other than ``None``
+        (a ``ValueError`` before anything is charged).
 
     Returns
     -------
@@ -230,9 +235,8 @@ def bounds(
     check_budget(budget)
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be a bool; got {secure!r}.")
-    # secure=True without a seed: every draw from the OS CSPRNG (a seed stays allowed here,
-    # for reproducible tests of the exact samplers; estimators refuse it).
-    rng = check_generator(random_state, secure=bool(secure) and random_state is None)
+    # secure=True: every draw from the OS CSPRNG; a seed is refused here, before any charge.
+    rng = check_generator(random_state, secure=bool(secure))
     arr = _core._check_data(a)
     if arr.ndim > 2:
         raise ValueError(f"a must have shape (n_rows,) or (n_rows, n_columns); got {arr.shape}.")
