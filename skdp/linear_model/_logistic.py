@@ -106,9 +106,12 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
        gradient of the log-loss has norm at most Δ = √(D² + 1) (binary:
        ``|σ(z) − y| ≤ 1``; multinomial: ‖p − e_y‖₂ ≤ √2, so Δ = √2·√(D² + 1)).
     2. **Private norm** (only when neither ``data_norm`` nor ``bounds_X`` is
-       given): the 75% quantile of the row norms, released by the exact
-       exponential mechanism over a public log2 grid from 2^-20 to 2^40 at
-       ε/5 (:func:`~skdp.linear_model._row_norm.estimate_data_norm`).
+       given): a noisy histogram of the row norms over public log-scale
+       bins (8 per factor 2, from 2^-20 to 2^40; exact discrete Laplace
+       noise at ε/5), and D is the upper edge of the bin where the bins that
+       stand out of the noise reach 75% of their noisy mass
+       (:func:`~skdp.linear_model._row_norm.estimate_data_norm`; 2^-20,
+       an intercept-only model, when no bin stands out).
     3. A noisy row count n̂ = n + N(0, σ_c²) (sensitivity 1) replaces the
        private n in the mean loss and the penalty, and sets the schedule
        from r = n̂/(28 σ_g), the data's size in units of the noise.

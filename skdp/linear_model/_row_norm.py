@@ -7,10 +7,10 @@ fitted coefficients to data unlike the data they were fitted on. The
 :class:`RowClipper` here is that one transformation, stored on the fitted
 estimator and applied by ``fit`` and by every prediction method.
 
-When no norm bound is public, :func:`estimate_data_norm` releases a private
-quantile of the row norms (a public log-scale grid, the exact exponential
-mechanism of :func:`skdp.stats.quantile` with ``secure=True``), charged in
-the estimator's one charge with :func:`norm_estimate_curve`.
+When no norm bound is public, :func:`estimate_data_norm` releases a noisy
+histogram of the row norms over public log-scale bins (exact discrete
+Laplace noise) and reads a bound from the bins that stand out of the noise,
+charged in the estimator's one charge with :func:`norm_estimate_curve`.
 """
 
 import math
@@ -20,7 +20,7 @@ import numpy as np
 
 from ..accounting import calibrate_noise_multiplier, gaussian_rdp
 from ..accounting._bisect import smallest_meeting
-from ..stats._core import _quantile_curve, _quantile_release
+from ..stats._core import _histogram_curve, _noisy_counts
 from ..utils._validation import MAX_BOUND
 
 __all__ = [
@@ -35,16 +35,16 @@ __all__ = [
     "row_norm_scales",
 ]
 
-# The public grid of the private norm estimate: 481 points evenly spaced in
-# log2 from 2^-20 to 2^40 (a factor 2^(1/8) ≈ 1.09 apart). Any row norm of a
-# table in a sane unit lies inside; norms outside count at the nearest end.
+# The public bins of the private norm bound: bin k of the row norms is
+# (2^(lo + k/8), 2^(lo + (k + 1)/8)], 8 bins per factor 2 (a factor 2^(1/8) ≈ 1.09),
+# from 2^-20 to 2^40. Any row norm of a table in a sane unit lies inside; norms
+# outside count in the end bins.
 NORM_GRID_LOG2 = (-20.0, 40.0)
-NORM_GRID_SIZE = 481
-# The level of the released quantile of the row norms. The quantile's
-# exponential mechanism must put little mass on the grid points above the
-# largest norm, whose utility is only −(1 − q)·n: at q = 0.75 and ε_q·n = 100
-# (the smallest ε·n the defaults aim at, with ε_q = ε/5) their total weight
-# is below 481·exp(−100·0.25/2) ≈ 2·10⁻³.
+NORM_BINS_PER_OCTAVE = 8
+# Probability that noise alone lifts some empty bin over the threshold.
+NORM_FALSE_BIN_RATE = 1e-5
+# The bound is the upper edge of the bin where the kept bins' noisy mass reaches
+# this share: the 75% quantile of the rows whose bins stand out of the noise.
 NORM_QUANTILE = 0.75
 # Rows per block when a model walks over X without copying it: temporaries are
 # O(BLOCK_ROWS · n_features), and a block of 50 float64 columns (1.6 MB) stays
@@ -199,33 +199,58 @@ def box_centre_and_norm(lower, upper, *, centre):
 
 def norm_estimate_curve(epsilon):
     """Privacy curve of :func:`estimate_data_norm` at ``epsilon`` (from public inputs only)."""
-    return _quantile_curve(epsilon, 0.0, 1, secure=True)
+    return _histogram_curve(epsilon, 0.0, 1, secure=True)
+
+
+def _norm_bins():
+    lo, hi = NORM_GRID_LOG2
+    return int((hi - lo) * NORM_BINS_PER_OCTAVE)
 
 
 def estimate_data_norm(X, epsilon, rng, *, centre=None):
-    """A private :data:`NORM_QUANTILE`-quantile of the row norms ‖x − centre‖₂ (ε-DP).
+    """A private bound on the row norms ‖x − centre‖₂ (ε-DP): a public grid point 2^g.
 
-    The log2 of each row's norm (a norm of 0 counts as the grid's lowest
-    point) goes to :func:`skdp.stats.quantile`'s exact base-2 exponential
-    mechanism over the public grid of :data:`NORM_GRID_SIZE` points from
-    2^-20 to 2^40 (Smith 2011's rank utility on a grid, sampled exactly as in
-    Ilvento 2020; one row changes the utility by at most 1, so it is
-    ``epsilon``-DP under add/remove-one-row). The caller has charged
-    :func:`norm_estimate_curve` (``epsilon``). Returns the released grid
-    point 2^g, a float > 0.
+    One histogram of the row norms over the :func:`_norm_bins` public bins of
+    ``NORM_GRID_LOG2`` (a norm of 0 counts in the lowest bin, norms beyond
+    the grid in the end bins), with exact discrete Laplace noise of scale
+    1/``epsilon`` on every count: one row moves one count by 1, L1
+    sensitivity 1 under add/remove-one-row (Dwork, McSherry, Nissim & Smith
+    2006; discrete Laplace: Canonne, Kamath & Steinke 2020). The caller has
+    charged :func:`norm_estimate_curve` (``epsilon``). The rest is
+    post-processing of the noisy counts: a bin is kept when its count
+    exceeds the threshold that an empty bin passes with probability
+    ``NORM_FALSE_BIN_RATE`` over all bins, and the bound is the upper edge
+    of the bin where the kept bins' noisy mass reaches ``NORM_QUANTILE``.
+    If no bin is kept (too few rows for ε), the bound is the grid's lowest
+    point, 2^-20: every row is scaled to almost 0, and a model with an
+    intercept fits the intercept alone, not a scale that noise picked.
+
+    Unlike an exponential-mechanism quantile over the same grid, the
+    threshold does not fail where many rows share a norm: on one-hot rows
+    (every norm equal) the grid points above the data all had the
+    quantile's smallest rank loss, so that mechanism drew a bound uniformly
+    from them, up to 2^40. Returns a float > 0.
     """
     norms = np.empty(X.shape[0])
     for rows in row_blocks(X.shape[0]):  # no copy of X: temporaries of one block of rows
         B = np.asarray(X[rows], dtype=float)
         with np.errstate(over="ignore"):
             norms[rows] = np.linalg.norm(B if centre is None else B - centre, axis=1)
+    lo = NORM_GRID_LOG2[0]
+    n_bins = _norm_bins()
     with np.errstate(divide="ignore"):
-        log_norms = np.log2(norms)
-    lo, hi = NORM_GRID_LOG2
-    log_norms = np.clip(np.nan_to_num(log_norms, nan=hi, posinf=hi, neginf=lo), lo, hi)
-    g = _quantile_release(log_norms, NORM_QUANTILE, epsilon=epsilon, delta=0.0, bounds=(lo, hi),
-                          axis=None, rng=rng, secure=True, grid_size=NORM_GRID_SIZE)
-    return float(2.0 ** float(g))
+        position = np.ceil(NORM_BINS_PER_OCTAVE * (np.log2(norms) - lo)) - 1.0
+    position = np.nan_to_num(position, nan=n_bins - 1, posinf=n_bins - 1, neginf=0.0)
+    counts = np.bincount(np.clip(position, 0, n_bins - 1).astype(np.int64), minlength=n_bins)
+    noisy = np.asarray(_noisy_counts(counts, epsilon=epsilon, delta=0.0, rng=rng, secure=True),
+                       dtype=float)
+    threshold = math.log(0.5 * n_bins / NORM_FALSE_BIN_RATE) / epsilon  # Laplace tail ½e^(−ετ)
+    kept = np.where(noisy > threshold, noisy, 0.0)
+    if not kept.any():
+        return float(2.0**lo)
+    mass = np.cumsum(kept)
+    b = int(np.argmax(mass >= NORM_QUANTILE * mass[-1]))
+    return float(2.0 ** (lo + (b + 1) / NORM_BINS_PER_OCTAVE))
 
 
 def calibrate_gaussian_after(fixed, epsilon, delta, *, rtol=1e-6):

@@ -112,6 +112,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 import skdp.linear_model._linear as linear_module
 import skdp.linear_model._logistic as logistic_module
+import skdp.linear_model._row_norm as row_norm_module
 from skdp import LedgerMismatchError, PrivacyBudget, privacy_cost
 from skdp.accounting import gaussian_rdp, pure_dp_rdp
 from skdp.budget import _ledger
@@ -120,6 +121,7 @@ from skdp.linear_model._row_norm import NORM_GRID_LOG2, norm_estimate_curve
 from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.pipeline import make_pipeline
+from skdp.stats._core import _histogram_curve
 from skdp.preprocessing import DPStandardScaler
 from skdp.utils._testing import charge_until_refused
 
@@ -279,9 +281,71 @@ def test_logistic_private_norm_is_a_grid_point_released_in_the_one_charge(monkey
     precision = 2 * rest / clf.privacy_curve_.orders
     np.testing.assert_allclose(precision, precision[0], rtol=1e-9)
     # σ is calibrated beside the norm's curve by RDP, which meets 0.8; the budget's tightest
-    # accountant (the norm's exponential mechanism has a PLD) may find the fit cheaper.
+    # accountant (the norm's Laplace histogram has a PLD) may find the fit cheaper.
     assert clf.epsilon_spent_ <= 0.8
     assert clf.privacy_curve_.epsilon(1e-5) == pytest.approx(0.8, rel=1e-3)
+
+
+def test_private_norm_is_a_laplace_histogram_of_the_row_norms(monkeypatch):
+    # The release is the charged mechanism: one histogram of the n row norms over the public
+    # bins, with discrete Laplace noise at the ε of the curve (δ = 0); the bound is read from
+    # the noisy counts alone.
+    calls = []
+    original = row_norm_module._noisy_counts
+
+    def spy(counts, **kwargs):
+        calls.append((np.array(counts), kwargs))
+        calls[-1] += (original(counts, **kwargs),)
+        return calls[-1][2]
+
+    monkeypatch.setattr(row_norm_module, "_noisy_counts", spy)
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 4))
+    norm = row_norm_module.estimate_data_norm(X, 0.3, np.random.default_rng(0))
+    ((counts, kwargs, noisy),) = calls
+    assert kwargs == {"epsilon": 0.3, "delta": 0.0, "rng": kwargs["rng"], "secure": True}
+    assert counts.shape == (row_norm_module._norm_bins(),) and counts.sum() == 3000
+    assert norm_estimate_curve(0.3) == _histogram_curve(0.3, 0.0, 1, secure=True)
+    # the bound is a bin's upper edge, above most rows' norms and below twice the largest
+    k = (math.log2(norm) - NORM_GRID_LOG2[0]) * 8
+    assert k == pytest.approx(round(k), abs=1e-9)
+    norms = np.linalg.norm(X, axis=1)
+    assert np.quantile(norms, 0.5) < norm < 2 * norms.max()
+    # the same noisy counts give the same bound: nothing else of the data is read
+    monkeypatch.setattr(row_norm_module, "_noisy_counts", lambda counts, **kw: noisy)
+    assert row_norm_module.estimate_data_norm(rng.normal(size=(10, 4)), 0.3, None) == norm
+
+
+def test_private_norm_holds_where_every_row_has_the_same_norm():
+    # One-hot rows of 3 categorical columns all have norm √3. An exponential-mechanism
+    # quantile over the log grid found every grid point above √3 equally good and drew the
+    # bound uniformly up to 2^40 (a model of almost nothing, below the majority class at
+    # every ε); the histogram's bin stands out of the noise at once.
+    rng = np.random.default_rng(9)
+    n = 4000
+    codes = rng.integers(0, 4, size=(n, 3))
+    X = np.zeros((n, 12))
+    X[np.arange(n)[:, None], codes + 4 * np.arange(3)] = 1.0
+    edge = 2.0 ** (math.ceil(8 * math.log2(math.sqrt(3))) / 8)  # the bin (·, edge] holding √3
+    for seed in range(5):
+        assert row_norm_module.estimate_data_norm(X, 0.02, np.random.default_rng(seed)) == edge
+    y = (codes[:, 0] == 1) ^ (rng.random(n) < 0.15)  # label = one category, 15% flipped
+    clf = DPLogisticRegression(epsilon=0.5, classes=[False, True], random_state=0).fit(X, y)
+    assert clf.data_norm_ == edge
+    assert clf.score(X, y) > 0.8  # the majority class scores about 0.68, the exact model 0.85
+
+
+def test_private_norm_without_a_bin_above_the_noise_scales_rows_to_almost_zero():
+    # Too few rows for ε: no bin is kept, and the bound is the grid's lowest point; the fit
+    # still ends (no data-dependent error after the charge) with finite predictions.
+    rng = np.random.default_rng(10)
+    X = rng.random((20, 3))
+    assert row_norm_module.estimate_data_norm(X, 0.01, np.random.default_rng(0)) == 2.0**-20
+    for intercept in (True, False):
+        clf = DPLogisticRegression(epsilon=0.01, classes=[0, 1], fit_intercept=intercept,
+                                   random_state=0).fit(X, (X[:, 0] > 0.5).astype(int))
+        assert clf.data_norm_ == 2.0**-20
+        assert np.isfinite(clf.predict_proba(X)).all()
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
