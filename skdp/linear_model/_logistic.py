@@ -107,9 +107,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
        ``|σ(z) − y| ≤ 1``; multinomial: ‖p − e_y‖₂ ≤ √2, so Δ = √2·√(D² + 1)).
     2. **Private norm** (only when neither ``data_norm`` nor ``bounds_X`` is
        given): a noisy histogram of the row norms over public log-scale
-       bins (8 per factor 2, from 2^-20 to 2^40; exact discrete Laplace
-       noise at ε/5), and D is the upper edge of the bin where the bins that
-       stand out of the noise reach 75% of their noisy mass
+       bins (4 per factor 2, from 2^-20 to 2^40; exact discrete Gaussian
+       noise costing (ε_n²/8)-zCDP at ε_n = ε/5, what a private quantile at
+       ε_n would cost), and D is where the bins that stand out of the noise
+       reach 75% of their noisy mass
        (:func:`~skdp.linear_model._row_norm.estimate_data_norm`; 2^-20,
        an intercept-only model, when no bin stands out).
     3. A noisy row count n̂ = n + N(0, σ_c²) (sensitivity 1) replaces the

@@ -9,7 +9,7 @@ estimator and applied by ``fit`` and by every prediction method.
 
 When no norm bound is public, :func:`estimate_data_norm` releases a noisy
 histogram of the row norms over public log-scale bins (exact discrete
-Laplace noise) and reads a bound from the bins that stand out of the noise,
+Gaussian noise) and reads a bound from the bins that stand out of the noise,
 charged in the estimator's one charge with :func:`norm_estimate_curve`.
 """
 
@@ -18,9 +18,9 @@ import numbers
 
 import numpy as np
 
-from ..accounting import calibrate_noise_multiplier, gaussian_rdp
+from ..accounting import calibrate_noise_multiplier, gaussian_rdp, zcdp_rdp
 from ..accounting._bisect import smallest_meeting
-from ..stats._core import _histogram_curve, _noisy_counts
+from ..mechanisms._exact import gaussian_sigma_at_least, sample_discrete_gaussian, zcdp_rho_at_least
 from ..utils._validation import MAX_BOUND
 
 __all__ = [
@@ -36,15 +36,15 @@ __all__ = [
 ]
 
 # The public bins of the private norm bound: bin k of the row norms is
-# (2^(lo + k/8), 2^(lo + (k + 1)/8)], 8 bins per factor 2 (a factor 2^(1/8) ≈ 1.09),
+# (2^(lo + k/4), 2^(lo + (k + 1)/4)], 4 bins per factor 2 (a factor 2^(1/4) ≈ 1.19),
 # from 2^-20 to 2^40. Any row norm of a table in a sane unit lies inside; norms
 # outside count in the end bins.
 NORM_GRID_LOG2 = (-20.0, 40.0)
-NORM_BINS_PER_OCTAVE = 8
+NORM_BINS_PER_OCTAVE = 4
 # Probability that noise alone lifts some empty bin over the threshold.
 NORM_FALSE_BIN_RATE = 1e-5
-# The bound is the upper edge of the bin where the kept bins' noisy mass reaches
-# this share: the 75% quantile of the rows whose bins stand out of the noise.
+# The bound is where the kept bins' noisy mass reaches this share (log-linearly
+# inside its bin): the 75% quantile of the rows whose bins stand out of the noise.
 NORM_QUANTILE = 0.75
 # Rows per block when a model walks over X without copying it: temporaries are
 # O(BLOCK_ROWS · n_features), and a block of 50 float64 columns (1.6 MB) stays
@@ -198,8 +198,19 @@ def box_centre_and_norm(lower, upper, *, centre):
 
 
 def norm_estimate_curve(epsilon):
-    """Privacy curve of :func:`estimate_data_norm` at ``epsilon`` (from public inputs only)."""
-    return _histogram_curve(epsilon, 0.0, 1, secure=True)
+    """Privacy curve of :func:`estimate_data_norm` at ``epsilon`` (from public inputs only).
+
+    ``epsilon`` names the share of the fit's ε given to the norm: the
+    histogram's noise is set so that its cost is (ε²/8)-zCDP, the zCDP bound
+    of an ε-DP exponential mechanism (Cesar & Rogers 2021), so the share
+    costs what a private quantile at that ε would.
+    """
+    return zcdp_rdp(zcdp_rho_at_least(_norm_noise_multiplier(epsilon)))
+
+
+def _norm_noise_multiplier(epsilon):
+    """z = 2/ε: the discrete Gaussian of std ≥ z on counts of sensitivity 1 is (1/(2z²) = ε²/8)-zCDP."""
+    return 2.0 / epsilon
 
 
 def _norm_bins():
@@ -208,28 +219,31 @@ def _norm_bins():
 
 
 def estimate_data_norm(X, epsilon, rng, *, centre=None):
-    """A private bound on the row norms ‖x − centre‖₂ (ε-DP): a public grid point 2^g.
+    """A private bound on the row norms ‖x − centre‖₂ (a float > 0).
 
     One histogram of the row norms over the :func:`_norm_bins` public bins of
     ``NORM_GRID_LOG2`` (a norm of 0 counts in the lowest bin, norms beyond
-    the grid in the end bins), with exact discrete Laplace noise of scale
-    1/``epsilon`` on every count: one row moves one count by 1, L1
-    sensitivity 1 under add/remove-one-row (Dwork, McSherry, Nissim & Smith
-    2006; discrete Laplace: Canonne, Kamath & Steinke 2020). The caller has
-    charged :func:`norm_estimate_curve` (``epsilon``). The rest is
+    the grid in the end bins), with exact discrete Gaussian noise of std
+    σ ≥ 2/``epsilon`` on every count: one row moves one count by 1, L2
+    sensitivity 1 under add/remove-one-row, so the release is
+    (1/(2σ²))-zCDP (Canonne, Kamath & Steinke 2020, Thm. 4), the curve
+    :func:`norm_estimate_curve` that the caller has charged. The rest is
     post-processing of the noisy counts: a bin is kept when its count
-    exceeds the threshold that an empty bin passes with probability
-    ``NORM_FALSE_BIN_RATE`` over all bins, and the bound is the upper edge
-    of the bin where the kept bins' noisy mass reaches ``NORM_QUANTILE``.
-    If no bin is kept (too few rows for ε), the bound is the grid's lowest
-    point, 2^-20: every row is scaled to almost 0, and a model with an
-    intercept fits the intercept alone, not a scale that noise picked.
+    exceeds the threshold σ·√(2 ln(bins/p)), which an empty bin passes with
+    probability at most p/bins (CKS20 show the discrete Gaussian is
+    σ²-subgaussian; this sets only utility, not privacy), so
+    p = ``NORM_FALSE_BIN_RATE`` over all bins; the
+    bound is where the kept bins' noisy mass reaches ``NORM_QUANTILE``,
+    log-linearly inside the bin where it does. If no bin is kept (too few rows for ε), the
+    bound is the grid's lowest point, 2^-20: every row is scaled to almost
+    0, and a model with an intercept fits the intercept alone, not a scale
+    that noise picked.
 
     Unlike an exponential-mechanism quantile over the same grid, the
     threshold does not fail where many rows share a norm: on one-hot rows
     (every norm equal) the grid points above the data all had the
     quantile's smallest rank loss, so that mechanism drew a bound uniformly
-    from them, up to 2^40. Returns a float > 0.
+    from them, up to 2^40.
     """
     norms = np.empty(X.shape[0])
     for rows in row_blocks(X.shape[0]):  # no copy of X: temporaries of one block of rows
@@ -242,15 +256,19 @@ def estimate_data_norm(X, epsilon, rng, *, centre=None):
         position = np.ceil(NORM_BINS_PER_OCTAVE * (np.log2(norms) - lo)) - 1.0
     position = np.nan_to_num(position, nan=n_bins - 1, posinf=n_bins - 1, neginf=0.0)
     counts = np.bincount(np.clip(position, 0, n_bins - 1).astype(np.int64), minlength=n_bins)
-    noisy = np.asarray(_noisy_counts(counts, epsilon=epsilon, delta=0.0, rng=rng, secure=True),
-                       dtype=float)
-    threshold = math.log(0.5 * n_bins / NORM_FALSE_BIN_RATE) / epsilon  # Laplace tail ½e^(−ετ)
+    sigma = gaussian_sigma_at_least(_norm_noise_multiplier(epsilon))
+    noise = np.asarray(sample_discrete_gaussian(sigma, n_bins, random_state=rng))
+    noisy = (counts + noise).astype(float)
+    threshold = float(sigma) * math.sqrt(2.0 * math.log(n_bins / NORM_FALSE_BIN_RATE))
     kept = np.where(noisy > threshold, noisy, 0.0)
     if not kept.any():
         return float(2.0**lo)
     mass = np.cumsum(kept)
-    b = int(np.argmax(mass >= NORM_QUANTILE * mass[-1]))
-    return float(2.0 ** (lo + (b + 1) / NORM_BINS_PER_OCTAVE))
+    target = NORM_QUANTILE * mass[-1]
+    b = int(np.argmax(mass >= target))
+    # within bin b, log-linearly: the share of its mass the quantile still needs
+    inside = (target - (mass[b] - kept[b])) / kept[b]
+    return float(2.0 ** (lo + (b + inside) / NORM_BINS_PER_OCTAVE))
 
 
 def calibrate_gaussian_after(fixed, epsilon, delta, *, rtol=1e-6):

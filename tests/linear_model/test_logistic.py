@@ -59,17 +59,17 @@ def test_default_norm_is_estimated_privately_in_the_same_charge():
     X, y = _blobs()
     X = 7.0 * X  # a scale no default could guess
     est = DPLogisticRegression(epsilon=1.0, random_state=0)
-    fixed = norm_estimate_curve(0.2)  # ε/5 for the norm's exponential mechanism
+    fixed = norm_estimate_curve(0.2)  # ε/5 for the norm's histogram
     sigma = calibrate_gaussian_after(fixed, 1.0, 1e-5)
     expected = fixed + gaussian_rdp(sigma / math.sqrt(0.05)) + gaussian_rdp(sigma / math.sqrt(0.95))
     fitted = assert_charges_once(est, X, y, expected_curve=expected)
     # σ meets ε = 1 by RDP beside the norm's curve; the tightest accountant may spend less.
     assert fitted.privacy_curve_.epsilon(1e-5) == pytest.approx(1.0, rel=1e-3)
     assert fitted.epsilon_spent_ <= 1.0
-    # The released norm is a point of the public grid near the 75% quantile of the norms.
+    # The released norm is near the 75% quantile of the norms (within a bin, a factor 2^(1/4)).
     norms = np.linalg.norm(X, axis=1)
     assert np.quantile(norms, 0.5) <= fitted.data_norm_ <= norms.max()
-    assert math.log2(fitted.data_norm_) * 8 == pytest.approx(round(math.log2(fitted.data_norm_) * 8))
+    assert abs(math.log2(fitted.data_norm_ / np.quantile(norms, 0.75))) < 0.25
     assert fitted.sensitivity_ == pytest.approx(math.sqrt(fitted.data_norm_**2 + 1))
 
 

@@ -98,6 +98,7 @@ import pickle
 import shutil
 import threading
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -114,14 +115,13 @@ import skdp.linear_model._linear as linear_module
 import skdp.linear_model._logistic as logistic_module
 import skdp.linear_model._row_norm as row_norm_module
 from skdp import LedgerMismatchError, PrivacyBudget, privacy_cost
-from skdp.accounting import gaussian_rdp, pure_dp_rdp
+from skdp.accounting import gaussian_rdp, pure_dp_rdp, zcdp_rdp
 from skdp.budget import _ledger
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDClassifier
 from skdp.linear_model._row_norm import NORM_GRID_LOG2, norm_estimate_curve
 from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.pipeline import make_pipeline
-from skdp.stats._core import _histogram_curve
 from skdp.preprocessing import DPStandardScaler
 from skdp.utils._testing import charge_until_refused
 
@@ -254,7 +254,7 @@ def test_logistic_norm_from_the_box(intercept, expected):
     _gaussian_precision(clf.privacy_curve_)
 
 
-def test_logistic_private_norm_is_a_grid_point_released_in_the_one_charge(monkeypatch):
+def test_logistic_private_norm_is_released_in_the_one_charge(monkeypatch):
     released = []
     original = logistic_module.estimate_data_norm
 
@@ -273,47 +273,45 @@ def test_logistic_private_norm_is_a_grid_point_released_in_the_one_charge(monkey
     ((eps_norm, norm),) = released
     assert eps_norm == pytest.approx(0.8 / 5, rel=1e-12)
     assert clf.data_norm_ == norm
-    k = math.log2(norm) * 8  # the public grid: 2^(k/8), k an integer, within 2^-20 .. 2^40
-    assert k == pytest.approx(round(k), abs=1e-9)
     assert NORM_GRID_LOG2[0] <= math.log2(norm) <= NORM_GRID_LOG2[1]
     # The charge = the norm estimate's curve at the ε it was released with + a Gaussian part.
     rest = clf.privacy_curve_.rdp - norm_estimate_curve(eps_norm).rdp
     precision = 2 * rest / clf.privacy_curve_.orders
     np.testing.assert_allclose(precision, precision[0], rtol=1e-9)
     # σ is calibrated beside the norm's curve by RDP, which meets 0.8; the budget's tightest
-    # accountant (the norm's Laplace histogram has a PLD) may find the fit cheaper.
+    # accountant (PLD for the Gaussian part) may find the fit cheaper.
     assert clf.epsilon_spent_ <= 0.8
     assert clf.privacy_curve_.epsilon(1e-5) == pytest.approx(0.8, rel=1e-3)
 
 
-def test_private_norm_is_a_laplace_histogram_of_the_row_norms(monkeypatch):
-    # The release is the charged mechanism: one histogram of the n row norms over the public
-    # bins, with discrete Laplace noise at the ε of the curve (δ = 0); the bound is read from
-    # the noisy counts alone.
-    calls = []
-    original = row_norm_module._noisy_counts
+def test_private_norm_is_a_discrete_gaussian_histogram_of_the_row_norms(monkeypatch):
+    # The release is the charged mechanism: one count per public bin, discrete Gaussian noise
+    # of std >= 2/ε on each (sensitivity 1: (ε²/8)-zCDP, the curve charged); the bound is
+    # read from the noisy counts alone.
+    draws = []
+    original = row_norm_module.sample_discrete_gaussian
 
-    def spy(counts, **kwargs):
-        calls.append((np.array(counts), kwargs))
-        calls[-1] += (original(counts, **kwargs),)
-        return calls[-1][2]
+    def spy(sigma, size, *, random_state):
+        draws.append((sigma, size, original(sigma, size, random_state=random_state)))
+        return draws[-1][2]
 
-    monkeypatch.setattr(row_norm_module, "_noisy_counts", spy)
+    monkeypatch.setattr(row_norm_module, "sample_discrete_gaussian", spy)
     rng = np.random.default_rng(8)
     X = rng.normal(size=(3000, 4))
     norm = row_norm_module.estimate_data_norm(X, 0.3, np.random.default_rng(0))
-    ((counts, kwargs, noisy),) = calls
-    assert kwargs == {"epsilon": 0.3, "delta": 0.0, "rng": kwargs["rng"], "secure": True}
-    assert counts.shape == (row_norm_module._norm_bins(),) and counts.sum() == 3000
-    assert norm_estimate_curve(0.3) == _histogram_curve(0.3, 0.0, 1, secure=True)
-    # the bound is a bin's upper edge, above most rows' norms and below twice the largest
-    k = (math.log2(norm) - NORM_GRID_LOG2[0]) * 8
-    assert k == pytest.approx(round(k), abs=1e-9)
+    ((sigma, size, noise),) = draws
+    assert sigma >= Fraction(2) / Fraction(0.3) and float(sigma) == pytest.approx(2 / 0.3)
+    assert size == row_norm_module._norm_bins()
+    assert norm_estimate_curve(0.3) == zcdp_rdp(0.3**2 / 8)
     norms = np.linalg.norm(X, axis=1)
     assert np.quantile(norms, 0.5) < norm < 2 * norms.max()
-    # the same noisy counts give the same bound: nothing else of the data is read
-    monkeypatch.setattr(row_norm_module, "_noisy_counts", lambda counts, **kw: noisy)
-    assert row_norm_module.estimate_data_norm(rng.normal(size=(10, 4)), 0.3, None) == norm
+    # With the noise fixed, the bound is a function of the counts alone: the 75% point of the
+    # counts of the bins above the threshold, log-linear inside its bin.
+    monkeypatch.setattr(row_norm_module, "sample_discrete_gaussian",
+                        lambda sigma, size, *, random_state: np.zeros(size, dtype=np.int64))
+    exact = row_norm_module.estimate_data_norm(X, 0.3, None)
+    assert 2 ** -0.25 * np.quantile(norms, 0.75) < exact < 2 ** 0.25 * np.quantile(norms, 0.75)
+    assert row_norm_module.estimate_data_norm(X[::-1] * -1.0, 0.3, None) == exact
 
 
 def test_private_norm_holds_where_every_row_has_the_same_norm():
@@ -326,7 +324,9 @@ def test_private_norm_holds_where_every_row_has_the_same_norm():
     codes = rng.integers(0, 4, size=(n, 3))
     X = np.zeros((n, 12))
     X[np.arange(n)[:, None], codes + 4 * np.arange(3)] = 1.0
-    edge = 2.0 ** (math.ceil(8 * math.log2(math.sqrt(3))) / 8)  # the bin (·, edge] holding √3
+    # √3 lies in the bin (2^0.75, 2^1] and only it stands out: 75% of the way through it
+    edge = 2.0 ** (0.75 + 0.75 / 4)
+    assert math.sqrt(3) < edge < 2.0
     for seed in range(5):
         assert row_norm_module.estimate_data_norm(X, 0.02, np.random.default_rng(seed)) == edge
     y = (codes[:, 0] == 1) ^ (rng.random(n) < 0.15)  # label = one category, 15% flipped
