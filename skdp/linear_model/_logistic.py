@@ -24,6 +24,8 @@ from ._row_norm import (
     check_data_norm,
     estimate_data_norm,
     norm_estimate_curve,
+    rows_at_norm,
+    wide_rows,
 )
 
 if TYPE_CHECKING:
@@ -497,7 +499,21 @@ class _Design:
         self.clipper = clipper
         self.intercept = bool(fit_intercept)
         self.scales = clipper.scales(X)
+        # rows too wide to multiply before their clip (norm > WIDE_NORM): their blocks are
+        # clipped first, exactly (``_block``)
+        self.wide = None if self.scales is None else wide_rows(self.scales, clipper.data_norm)
         self.shape = (X.shape[0], X.shape[1] + int(self.intercept))
+
+    def _block(self, B, rows):
+        """The clipped, centred rows ``s·(B − c)`` of one block of boxed rows (read only)."""
+        A = B if self.clipper.centre is None else B - self.clipper.centre
+        if self.scales is None:
+            return A
+        out = A * self.scales[rows, None]
+        wide = self.wide[rows]
+        if wide.any():
+            out[wide] = rows_at_norm(A[wide], self.clipper.data_norm)
+        return out
 
     def gradient(self, W, residual):
         """``Σ_i x̃_i ⊗ r_i`` (shape of W) and ``Σ`` of the losses, with ``r, loss = residual(x̃ W, rows)``.
@@ -516,6 +532,18 @@ class _Design:
         loss = 0.0
         for rows in row_blocks(self.X.shape[0]):
             B = self.clipper.boxed(self.X[rows])
+            if self.wide is not None and self.wide[rows].any():
+                # B·w could overflow before the clip: this block's rows are clipped first
+                A = self._block(B, rows)
+                Z = _matmul(A, weights)
+                if self.intercept:
+                    Z += W[d]
+                R, block_loss = residual(Z, rows)
+                loss += block_loss
+                if self.intercept:
+                    grad[d] += R.sum(axis=0)
+                grad[:d] += _matmul(A.T, R)
+                continue
             Z = _matmul(B, weights)
             if shift is not None:
                 Z -= shift
@@ -540,11 +568,7 @@ class _Design:
         d = self.X.shape[1]
         G = np.zeros((self.shape[1], self.shape[1]))
         for rows in row_blocks(self.X.shape[0]):
-            A = self.clipper.boxed(self.X[rows])  # x̃ = s·(boxed(x) − c), by the stored s
-            if self.clipper.centre is not None:
-                A = A - self.clipper.centre
-            if self.scales is not None:
-                A = A * self.scales[rows, None]
+            A = self._block(self.clipper.boxed(self.X[rows]), rows)  # x̃ = s·(boxed(x) − c)
             G[:d, :d] += A.T @ A
             if self.intercept:
                 G[:d, d] += A.sum(axis=0)

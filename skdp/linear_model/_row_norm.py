@@ -33,6 +33,8 @@ __all__ = [
     "norm_estimate_curve",
     "row_blocks",
     "row_norm_scales",
+    "rows_at_norm",
+    "wide_rows",
 ]
 
 # The public bins of the private norm bound: bin k of the row norms is
@@ -98,6 +100,33 @@ def row_norm_scales(X, data_norm):
     return scale
 
 
+# Rows of norm above WIDE_NORM are clipped as their direction times the bound: their factor
+# D/||x|| can be subnormal (norms up to 1.8e308 against D down to 2^-20), which loses the
+# factor's precision, and products x·w of such a row before its clip can overflow to inf.
+WIDE_NORM = 1e150
+
+
+def wide_rows(scales, data_norm):
+    """The rows whose norm-clip factor (:func:`row_norm_scales`) marks a norm above ``WIDE_NORM``.
+
+    No row with an infinite ``data_norm``: none is scaled.
+    """
+    if not math.isfinite(data_norm):
+        return np.zeros(np.shape(scales), dtype=bool)
+    return scales < data_norm / WIDE_NORM
+
+
+def rows_at_norm(X, data_norm):
+    """Each row of ``X`` (every one of norm > 0) scaled to L2 norm ``data_norm``, its direction kept.
+
+    Computed as (x/peak)·(D/‖x/peak‖), peak the row's largest magnitude:
+    every intermediate is a normal float, whatever the row's scale.
+    """
+    peak = np.max(np.abs(X), axis=1)
+    unit = X / peak[:, None]
+    return unit * (data_norm / np.linalg.norm(unit, axis=1))[:, None]
+
+
 def clip_row_norms(X, data_norm):
     """Scale each row of ``X`` down to L2 norm at most ``data_norm`` (rows within it are kept).
 
@@ -113,7 +142,12 @@ def clip_row_norms(X, data_norm):
     >>> clip_row_norms(np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]]), 1.0).tolist()
     [[0.6000000000000001, 0.8], [0.3, 0.4], [0.0, 0.0]]
     """
-    return X * row_norm_scales(X, data_norm)[:, None]
+    scales = row_norm_scales(X, data_norm)
+    out = X * scales[:, None]
+    wide = wide_rows(scales, data_norm)
+    if wide.any():
+        out[wide] = rows_at_norm(X[wide], data_norm)
+    return out
 
 
 class RowClipper:

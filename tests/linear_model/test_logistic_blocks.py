@@ -8,7 +8,7 @@ import pytest
 
 import skdp.linear_model._logistic as logistic_module
 from skdp.linear_model import DPLogisticRegression
-from skdp.linear_model._row_norm import RowClipper
+from skdp.linear_model._row_norm import RowClipper, clip_row_norms, rows_at_norm
 
 
 def _data(n, d, seed=0, n_classes=2):
@@ -57,6 +57,34 @@ def test_block_gradient_equals_the_dense_design(n_classes, intercept):
     # Sums of 10,000 terms of size at most about 3: round-off far below 1e-9.
     np.testing.assert_allclose(grad, dense.T @ R, rtol=0, atol=1e-9)
     assert total == pytest.approx(float((dense @ W).sum()), abs=1e-8)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("intercept", [True, False])
+def test_a_row_of_huge_entries_is_clipped_before_any_product(n_classes, intercept):
+    # One finite row of entries near the float64 limit: x·w of the unclipped row overflowed to
+    # inf, times its tiny clip factor gave NaN, and the whole model came out NaN (one row
+    # deciding the output: no privacy at any epsilon). The fit is a function of the clipped
+    # rows alone, so the huge row must fit as its clipped version (direction times the bound).
+    X, y = _data(5_000, 8, n_classes=n_classes)
+    X[0] = [1.7e308] * 3 + [-1.7e308] * 5
+    clipped = X.copy()
+    clipped[0] = rows_at_norm(X[:1], 1.0)
+    assert np.linalg.norm(clipped[0]) == pytest.approx(1.0, rel=1e-15)
+    fits = [DPLogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=intercept,
+                                 classes=list(range(n_classes)), random_state=0).fit(A, y)
+            for A in (X, clipped)]
+    assert np.isfinite(fits[0].coef_).all() and np.isfinite(fits[0].intercept_).all()
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fits[0].intercept_, fits[1].intercept_, rtol=1e-9, atol=1e-12)
+
+
+def test_clip_factors_of_huge_rows_keep_the_bound_exactly():
+    # A norm of 9e307 against a bound of 2^-20 has a subnormal factor (about 1e-314): the
+    # clipped row is computed as direction times the bound instead, to the last bits.
+    X = np.array([[9e307, 1.0], [1.7e308, -1.7e308], [3.0, 4.0]])
+    norms = np.linalg.norm(clip_row_norms(X, 2.0**-20), axis=1)
+    np.testing.assert_allclose(norms, 2.0**-20, rtol=1e-15)
 
 
 def test_float32_input_is_read_exactly_as_float64():
