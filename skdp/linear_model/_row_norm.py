@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from ..accounting import calibrate_noise_multiplier, gaussian_rdp, zcdp_rdp
+from ..accounting import DiscreteGaussianEvent, calibrate_noise_multiplier, gaussian_rdp, zcdp_rdp
 from ..accounting._bisect import smallest_meeting
 from ..mechanisms._exact import gaussian_sigma_at_least, sample_discrete_gaussian, zcdp_rho_at_least
 from ..utils._validation import MAX_BOUND
@@ -239,7 +239,9 @@ def norm_estimate_curve(epsilon):
     of an ε-DP exponential mechanism (Cesar & Rogers 2021), so the share
     costs what a private quantile at that ε would.
     """
-    return zcdp_rdp(zcdp_rho_at_least(_norm_noise_multiplier(epsilon)))
+    z = _norm_noise_multiplier(epsilon)
+    # the event gives the PLD accountant the discrete Gaussian itself (σ = z exactly: √1 is)
+    return zcdp_rdp(zcdp_rho_at_least(z)).with_event(DiscreteGaussianEvent(sigma=z))
 
 
 def _norm_noise_multiplier(epsilon):

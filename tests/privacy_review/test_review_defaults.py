@@ -115,7 +115,7 @@ import skdp.linear_model._linear as linear_module
 import skdp.linear_model._logistic as logistic_module
 import skdp.linear_model._row_norm as row_norm_module
 from skdp import LedgerMismatchError, PrivacyBudget, privacy_cost
-from skdp.accounting import gaussian_rdp, pure_dp_rdp, zcdp_rdp
+from skdp.accounting import DiscreteGaussianEvent, gaussian_rdp, pure_dp_rdp, zcdp_rdp
 from skdp.budget import _ledger
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDClassifier
 from skdp.linear_model._row_norm import NORM_GRID_LOG2, norm_estimate_curve
@@ -279,7 +279,7 @@ def test_logistic_private_norm_is_released_in_the_one_charge(monkeypatch):
     precision = 2 * rest / clf.privacy_curve_.orders
     np.testing.assert_allclose(precision, precision[0], rtol=1e-9)
     # σ is calibrated beside the norm's curve by RDP, which meets 0.8; the budget's tightest
-    # accountant (PLD for the Gaussian part) may find the fit cheaper.
+    # accountant (the PLD of the discrete and continuous Gaussians) may find the fit cheaper.
     assert clf.epsilon_spent_ <= 0.8
     assert clf.privacy_curve_.epsilon(1e-5) == pytest.approx(0.8, rel=1e-3)
 
@@ -302,7 +302,10 @@ def test_private_norm_is_a_discrete_gaussian_histogram_of_the_row_norms(monkeypa
     ((sigma, size, noise),) = draws
     assert sigma >= Fraction(2) / Fraction(0.3) and float(sigma) == pytest.approx(2 / 0.3)
     assert size == row_norm_module._norm_bins()
-    assert norm_estimate_curve(0.3) == zcdp_rdp(0.3**2 / 8)
+    curve = norm_estimate_curve(0.3)
+    np.testing.assert_allclose(curve.rdp, zcdp_rdp(0.3**2 / 8).rdp, rtol=1e-12)
+    # the PLD accountant gets the discrete Gaussian drawn, σ exactly 2/ε
+    assert curve.event == DiscreteGaussianEvent(sigma=float(sigma), sensitivity=1)
     norms = np.linalg.norm(X, axis=1)
     assert np.quantile(norms, 0.5) < norm < 2 * norms.max()
     # With the noise fixed, the bound is a function of the counts alone: the 75% point of the
