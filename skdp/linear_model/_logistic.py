@@ -532,22 +532,14 @@ class _Design:
         loss = 0.0
         for rows in row_blocks(self.X.shape[0]):
             B = self.clipper.boxed(self.X[rows])
-            if self.wide is not None and self.wide[rows].any():
-                # B·w could overflow before the clip: this block's rows are clipped first
-                A = self._block(B, rows)
-                Z = _matmul(A, weights)
-                if self.intercept:
-                    Z += W[d]
-                R, block_loss = residual(Z, rows)
-                loss += block_loss
-                if self.intercept:
-                    grad[d] += R.sum(axis=0)
-                grad[:d] += _matmul(A.T, R)
-                continue
+            # B·w could overflow before the clip where a row is huge: that block is clipped first
+            factored = self.scales is not None and not self.wide[rows].any()
+            if not factored:
+                B = self._block(B, rows)
             Z = _matmul(B, weights)
-            if shift is not None:
-                Z -= shift
-            if self.scales is not None:
+            if factored:
+                if shift is not None:
+                    Z -= shift
                 Z *= self.scales[rows, None]
             if self.intercept:
                 Z += W[d]
@@ -555,10 +547,10 @@ class _Design:
             loss += block_loss
             if self.intercept:
                 grad[d] += R.sum(axis=0)
-            if self.scales is not None:
+            if factored:
                 R = R * self.scales[rows, None]
+                scaled_sum += R.sum(axis=0)
             grad[:d] += _matmul(B.T, R)
-            scaled_sum += R.sum(axis=0)
         if shift is not None:
             grad[:d] -= np.outer(self.clipper.centre, scaled_sum)
         return grad, loss
