@@ -111,7 +111,8 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
        given): a noisy histogram of the row norms over public log-scale
        bins (4 per factor 2, from 2^-20 to 2^40; exact discrete Gaussian
        noise costing (ε_n²/8)-zCDP at ε_n = ε/5, what a private quantile at
-       ε_n would cost), and D is where the bins that stand out of the noise
+       ε_n would cost, and 2-zCDP from ε_n = 4 on), and D is where the bins
+       that stand out of the noise
        reach 75% of their noisy mass
        (:func:`~skdp.linear_model._row_norm.estimate_data_norm`; 2^-20,
        an intercept-only model, when no bin stands out).

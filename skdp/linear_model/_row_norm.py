@@ -45,6 +45,9 @@ NORM_GRID_LOG2 = (-20.0, 40.0)
 NORM_BINS_PER_OCTAVE = 4
 # Probability that noise alone lifts some empty bin over the threshold.
 NORM_FALSE_BIN_RATE = 1e-5
+# The smallest std of the counts' noise (reached at ε_n = 4): such a discrete Gaussian is 0
+# four times in five, and a bin of 3 rows stands out of it.
+NORM_MIN_NOISE = 0.5
 # The bound is where the kept bins' noisy mass reaches this share (log-linearly
 # inside its bin): the 75% quantile of the rows whose bins stand out of the noise.
 NORM_QUANTILE = 0.75
@@ -237,7 +240,8 @@ def norm_estimate_curve(epsilon):
     ``epsilon`` names the share of the fit's ε given to the norm: the
     histogram's noise is set so that its cost is (ε²/8)-zCDP, the zCDP bound
     of an ε-DP exponential mechanism (Cesar & Rogers 2021), so the share
-    costs what a private quantile at that ε would.
+    costs what a private quantile at that ε would; above ε = 4 the cost
+    stays at 2-zCDP (:func:`_norm_noise_multiplier`).
     """
     z = _norm_noise_multiplier(epsilon)
     # the event gives the PLD accountant the discrete Gaussian itself (σ = z exactly: √1 is)
@@ -245,8 +249,11 @@ def norm_estimate_curve(epsilon):
 
 
 def _norm_noise_multiplier(epsilon):
-    """z = 2/ε: the discrete Gaussian of std ≥ z on counts of sensitivity 1 is (1/(2z²) = ε²/8)-zCDP."""
-    return 2.0 / epsilon
+    """z = max(2/ε, ``NORM_MIN_NOISE``): the discrete Gaussian of std ≥ z on counts of sensitivity 1
+    is (1/(2z²))-zCDP, ε²/8 up to ε = 4 and a constant 2 above, where counts this exact buy
+    nothing more; without the floor its cost would grow as ε² and, at a fit's ε of about 150 or
+    more, spend the fit's whole ε alone."""
+    return max(2.0 / epsilon, NORM_MIN_NOISE)
 
 
 def _norm_bins():
@@ -260,7 +267,7 @@ def estimate_data_norm(X, epsilon, rng, *, centre=None):
     One histogram of the row norms over the :func:`_norm_bins` public bins of
     ``NORM_GRID_LOG2`` (a norm of 0 counts in the lowest bin, norms beyond
     the grid in the end bins), with exact discrete Gaussian noise of std
-    σ ≥ 2/``epsilon`` on every count: one row moves one count by 1, L2
+    σ ≥ max(2/``epsilon``, 1/2) on every count: one row moves one count by 1, L2
     sensitivity 1 under add/remove-one-row, so the release is
     (1/(2σ²))-zCDP (Canonne, Kamath & Steinke 2020, Thm. 4), the curve
     :func:`norm_estimate_curve` that the caller has charged. The rest is

@@ -317,6 +317,19 @@ def test_private_norm_is_a_discrete_gaussian_histogram_of_the_row_norms(monkeypa
     assert row_norm_module.estimate_data_norm(X[::-1] * -1.0, 0.3, None) == exact
 
 
+def test_private_norm_cost_stops_growing_at_large_epsilon():
+    # (ε_n²/8)-zCDP grows as ε²: at a fit's ε of about 150 the norm alone spent the fit's whole
+    # ε and the default refused to fit. Above ε_n = 4 the counts' std stays at 1/2 (2-zCDP).
+    np.testing.assert_allclose(norm_estimate_curve(4.0).rdp, zcdp_rdp(2.0).rdp, rtol=1e-12)
+    assert norm_estimate_curve(200.0) == norm_estimate_curve(4.0)
+    assert norm_estimate_curve(2.0) != norm_estimate_curve(4.0)
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(500, 3))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPLogisticRegression(epsilon=1000.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.epsilon_spent_ <= 1000.0 and clf.score(X, y) > 0.9
+
+
 def test_private_norm_holds_where_every_row_has_the_same_norm():
     # One-hot rows of 3 categorical columns all have norm √3. An exponential-mechanism
     # quantile over the log grid found every grid point above √3 equally good and drew the
