@@ -489,8 +489,9 @@ class _Design:
     ``boxed``, the centre c and the factors s_i = min(1, D/‖boxed(x_i) − c‖)
     are the fit's :class:`~skdp.linear_model._row_norm.RowClipper`, so row i
     is ``clipper.centred(x_i)`` with the intercept's 1 appended (without an
-    intercept, no 1). Only X (as given, float64 or float32) and the n
-    factors are kept; :meth:`gradient` walks X by blocks of rows, so a pass
+    intercept, no 1). Only X (as given, float64 or float32), the n
+    factors and which rows are too wide to multiply before their clip are
+    kept; :meth:`gradient` walks X by blocks of rows, so a pass
     needs temporaries of one block, and reads each block once for both of its
     matrix products.
     """
@@ -534,14 +535,15 @@ class _Design:
         for rows in row_blocks(self.X.shape[0]):
             B = self.clipper.boxed(self.X[rows])
             # B·w could overflow before the clip where a row is huge: that block is clipped first
-            factored = self.scales is not None and not self.wide[rows].any()
+            factored = self.wide is None or not self.wide[rows].any()
             if not factored:
                 B = self._block(B, rows)
             Z = _matmul(B, weights)
             if factored:
                 if shift is not None:
                     Z -= shift
-                Z *= self.scales[rows, None]
+                if self.scales is not None:
+                    Z *= self.scales[rows, None]
             if self.intercept:
                 Z += W[d]
             R, block_loss = residual(Z, rows)
@@ -549,7 +551,8 @@ class _Design:
             if self.intercept:
                 grad[d] += R.sum(axis=0)
             if factored:
-                R = R * self.scales[rows, None]
+                if self.scales is not None:
+                    R = R * self.scales[rows, None]
                 scaled_sum += R.sum(axis=0)
             grad[:d] += _matmul(B.T, R)
         if shift is not None:
