@@ -393,17 +393,16 @@ def report_task(task, specs, cells, refs, base, eps_list, resolved):
             if spec.lib != "skdp" or not cell or not cell["scores"]:
                 continue
             m = np.mean(cell["scores"])
+            ref_name, ref = refs[spec.family]
             if spec.setting == "default" and e * task.n_train >= BASELINE_MIN_EPS_N and m < base[1]:
-                ref_name, ref = refs[spec.family]
                 # where the non-private model is below the baseline too, no faithful DP
                 # version can stay above it at large ε: said on the flag, not hidden
                 also = f"; scikit-learn's {ref_name} {ref:.4f} is below it too" if ref < base[1] else ""
                 flags.append(f"below-baseline {task.name} | {spec_label(spec, resolved)} | ε={eps_name(e)} "
                              f"(ε·n = {e * task.n_train:,.0f}) | {m:.4f} < baseline {base[1]:.4f}{also}")
-            ref = refs[spec.family][1]
             if spec.setting == "default" and not math.isfinite(e) and m < ref - SKLEARN_MARGIN[task.kind]:
                 flags.append(f"below-sklearn {task.name} | {spec_label(spec, resolved)} | ε=∞ | "
-                             f"{m:.4f} < {refs[spec.family][0]} {ref:.4f} - {SKLEARN_MARGIN[task.kind]}")
+                             f"{m:.4f} < {ref_name} {ref:.4f} - {SKLEARN_MARGIN[task.kind]}")
             for peer in specs:
                 if peer.family != spec.family or peer.lib == "skdp":
                     continue
