@@ -41,14 +41,14 @@ from ..accounting import epsilon_of as accounting_epsilon_of
 from ..accounting._bisect import largest_within
 from ..accounting import (
     DEFAULT_ORDERS,
+    DiscreteGaussianEvent,
     RDPCurve,
     private_selection_rdp,
-    pure_dp_rdp,
     run_count_distribution,
 )
 from ..budget import PrivacyBudget
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms import DiscreteLaplaceMechanism
+from ..mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ..utils import DEFAULT_DELTA, check_budget, check_epsilon
 from ..utils._secure import SecureGenerator
 from ..utils._validation import check_classes
@@ -579,14 +579,17 @@ def _n_samples(X):
 
 # -- one run, in a worker -------------------------------------------------------------
 # With a total epsilon and refit=True, the refit (the released model) gets a share of
-# the total alone (the first of REFIT_SHARES that fits), and the runs and their scores what
-# is left in the composition: on the
+# the total alone, and the runs and their scores what is left in the composition: on the
 # suite's tables the untuned estimator at the whole epsilon was better than any tuned
 # candidate at a third of it, so the search keeps most of the budget for the model it
-# releases (benchmarks/bench_suite.py, the search row).
-# Where the scores and the selection leave too little room beside it, the next share is
-# tried, and at last the refit is scaled with the runs.
+# releases (benchmarks/bench_suite.py, the search row). The share is the first of
+# REFIT_SHARES that leaves room beside the refit for runs of a tenth of its epsilon, raised
+# by bisection towards the one above it (to REFIT_SHARE_TOL); where none does, the refit is
+# scaled with the runs. (The room is not monotone in the share: runs so small that their
+# noise cannot be calibrated do not fit either.)
 REFIT_SHARES = (0.75, 0.6, 0.5, 0.4, 0.3)
+REFIT_SHARE_TOL = 0.01
+_SCORE_SHARE = 0.1
 _SMALLEST_FACTOR = 1e-6
 _LARGEST_FACTOR = 1e6
 _RUNS_FACTOR_MIN = 0.1
@@ -610,7 +613,28 @@ def _largest_factor(cost, target):
     return largest_within(floored, target, 1.0, rtol=1e-4, upper=_LARGEST_FACTOR)
 
 
-def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsilon, expected,
+class _EventfulDiscreteGaussian(DiscreteGaussianMechanism):
+    """The discrete Gaussian whose curve also names it, for the PLD accountant."""
+
+    def privacy_curve(self, *, orders=None):
+        return super().privacy_curve(orders=orders).with_event(DiscreteGaussianEvent(sigma=self.sigma))
+
+
+def _count_noise_multiplier(epsilon, delta):
+    """σ of the discrete Gaussian count, (1/(2σ²))-zCDP, that is (ε, δ)-DP by ρ + 2√(ρ log(1/δ)) = ε.
+
+    Bun & Steinke 2016, Prop. 1.3, inverted: ρ = (√(log(1/δ) + ε) − √log(1/δ))².
+    Tighter conversions (:func:`~skdp.accounting.zcdp_to_epsilon`) would allow
+    less noise for the same ε alone, but the counts' noise is a trade: less
+    of it costs the search's composition more, and on the benchmark suite's
+    tables this closed form left the refit a larger share.
+    """
+    log_inv_delta = math.log(1.0 / delta)
+    rho = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
+    return (1.0 + 1e-9) / math.sqrt(2.0 * rho)  # a hair more noise: round-off stays below ε
+
+
+def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_mechanism, expected,
              labels, main_pid):
     """Train one candidate privately and count its correct validation predictions with noise.
 
@@ -620,11 +644,9 @@ def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_epsi
     rng = SecureGenerator() if seed is None else np.random.default_rng(seed)
     candidate = _private_fit(_with_params(estimator, params), X_train, y_train, rng,
                              expected, params, labels, main_pid)
+    # For a fixed model one validation row changes the count by at most 1 (add/remove).
     correct = int(np.sum(np.asarray(candidate.predict(X_val)) == np.asarray(y_val)))
-    # Discrete Laplace on a count of L1 sensitivity 1 under add/remove (for a
-    # fixed model one validation row changes it by at most 1): score_epsilon-DP.
-    noisy = int(DiscreteLaplaceMechanism(score_epsilon).randomise(correct, random_state=rng))
-    return noisy, candidate
+    return int(score_mechanism.randomise(correct, random_state=rng)), candidate
 
 
 def _quiet_in_worker_process(main_pid):
@@ -873,7 +895,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
 
         # (2) the curve of the whole search, from the parameters and shapes:
         # candidates are probed on placeholders of the parts' sizes.
-        score_curve = pure_dp_rdp(self._score_epsilon())
+        score_curve = self._score_mechanism().privacy_curve()
         sizes = (X, y, train_idx.size, n, distribution, score_curve)
         refit_candidates = candidates
         if self.epsilon is not None:
@@ -943,7 +965,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             results = Parallel(n_jobs=self.n_jobs)(
                 delayed(_one_run)(self.estimator, candidates[c], None if s is None else int(s),
                                   X_train, y_train,
-                                  X_val, y_val, self._score_epsilon(), train_curves[c], labels,
+                                  X_val, y_val, self._score_mechanism(), train_curves[c], labels,
                                   os.getpid())
                 for c, s in zip(picks, seeds)
             )
@@ -952,7 +974,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         best_run = int(np.argmax([r[0] for r in results]))
         best_count, best_model = results[best_run]
         del results
-        noisy_n_val = int(DiscreteLaplaceMechanism(self._score_epsilon()).randomise(
+        noisy_n_val = int(self._score_mechanism().randomise(
             val_idx.size, random_state=rng))
         self.best_index_ = int(picks[best_run])
         self.best_params_ = dict(candidates[self.best_index_])
@@ -983,7 +1005,27 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         """ε of each run's noisy score: ``score_epsilon``, else 0.1, or a tenth of a total ε."""
         if self.score_epsilon is not None:
             return float(self.score_epsilon)
-        return 0.1 if self.epsilon is None else 0.1 * float(self.epsilon)
+        return 0.1 if self.epsilon is None else _SCORE_SHARE * float(self.epsilon)
+
+    def _score_mechanism(self):
+        """The noise of every count the search releases (each run's correct predictions, the validation size).
+
+        Counts of sensitivity 1 under add/remove. With ``score_epsilon`` given,
+        or without a total ``epsilon``, or at an accounting δ of 0: discrete
+        Laplace, ``score_epsilon``-DP (Canonne, Kamath & Steinke 2020). With a
+        total ``epsilon`` and δ > 0: the discrete Gaussian of std σ,
+        (1/(2σ²))-zCDP (ibid., Thm. 4), with σ such that one count alone is
+        (ε/10, δ)-DP by Bun & Steinke 2016, Prop. 1.3
+        (:func:`_count_noise_multiplier`). A pure ε/10-DP count has an RDP
+        curve of about α(ε/10)²/2, some 2·log(1/δ) times (23 at δ = 1e-5)
+        that of the Gaussian count: at a small total ε, Laplace counts cost a
+        run many times its training.
+        """
+        delta = self._accounting_delta()
+        if self.score_epsilon is not None or self.epsilon is None or delta == 0:
+            return DiscreteLaplaceMechanism(self._score_epsilon())
+        return _EventfulDiscreteGaussian(
+            noise_multiplier=_count_noise_multiplier(self._score_epsilon(), delta))
 
     def _search_curve(self, candidates, X, y, n_train, n, distribution, score_curve, *,
                       refit_candidates=None):
@@ -1023,9 +1065,10 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
 
         The steps' own ``epsilon`` values set how a run's ε is shared among
         them, and one factor scales them all. With ``refit``, the refit (the
-        released model) is scaled first so that it alone costs
-        the first of :data:`REFIT_SHARES` of ``epsilon`` that leaves room for
-        runs of a tenth of its ε (else it is scaled with them); the runs then get the largest
+        released model) is scaled first so that it alone costs the first of
+        :data:`REFIT_SHARES` of ``epsilon`` that leaves room for runs of a
+        tenth of its ε, raised towards the share above it by bisection (to
+        :data:`REFIT_SHARE_TOL`; else it is scaled with the runs); the runs then get the largest
         factor (to 0.01%) for which the whole search, refit included, costs at
         most ``epsilon`` at the accounting δ. Without ``refit`` the runs' factor
         alone is searched. Only public inputs enter: the parameters and the
@@ -1060,20 +1103,37 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             except ValueError:
                 return math.inf
 
-        refit = None
-        for share in REFIT_SHARES if self.refit else ():
+        def refit_at(share):
+            """The refit's candidates at ``share`` of the total, or None if runs of a tenth of its ε do not fit beside it."""
             t_refit = _largest_factor(
                 lambda t: epsilon_of(self._refit_curve(scaled(t), X, y, n)), share * target)
-            # room is left beside it for runs of at least a tenth of the refit's epsilon
-            if cost(_RUNS_FACTOR_MIN * t_refit, scaled(t_refit)) <= target:
-                refit = scaled(t_refit)
+            fits = cost(_RUNS_FACTOR_MIN * t_refit, scaled(t_refit)) <= target
+            return scaled(t_refit) if fits else None
+
+        refit, high = None, None
+        for share in REFIT_SHARES if self.refit else ():
+            refit = refit_at(share)
+            if refit is not None:
                 break
+            high = share
+        if refit is not None and high is not None:
+            # the room beside the refit shrinks as its share grows: bisect between the
+            # first share that fits and the one above it
+            low = share
+            while high - low > REFIT_SHARE_TOL:
+                middle = (low + high) / 2.0
+                found = refit_at(middle)
+                if found is None:
+                    high = middle
+                else:
+                    low, refit = middle, found
         runs = scaled(_largest_factor(lambda t: cost(t, refit), target))
         return runs, runs if refit is None else refit
 
     def _search_label(self, n_candidates, distribution):
         return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} candidates, "
-                f"K~{distribution._describe()}, score_epsilon={self._score_epsilon():g}, "
+                f"K~{distribution._describe()}, score_epsilon={self._score_epsilon():g}"
+                f"{'' if isinstance(self._score_mechanism(), DiscreteLaplaceMechanism) else f' at delta={self._accounting_delta():g} (discrete Gaussian)'}, "
                 f"refit={self.refit})")
 
     # -- delegation -----------------------------------------------------------------
@@ -1112,9 +1172,12 @@ _PRIVACY_DOC = """
     - every *run* draws one candidate uniformly at random (independently of the
       data), trains it on the training part with the candidate's own private
       estimator, and scores it on the validation part with a noisy count of
-      correct predictions (discrete Laplace, ``score_epsilon``-DP: one row
-      changes the count by at most 1 under add/remove; Canonne, Kamath &
-      Steinke 2020);
+      correct predictions (one row changes the count by at most 1 under
+      add/remove): discrete Laplace noise, ``score_epsilon``-DP, or with a
+      total ``epsilon`` and no ``score_epsilon`` discrete Gaussian noise of
+      ρ-zCDP with ρ + 2√(ρ log(1/δ)) = ε/10, so one count alone is
+      (ε/10, δ)-DP (Canonne, Kamath & Steinke 2020, Thm. 4; Bun & Steinke
+      2016, Prop. 1.3);
     - the number of runs K is random (``n_runs_distribution`` with mean
       ``n_runs_mean``) and secret; only the best run is released: its
       parameters, its noisy score and its model. The cost is that of
@@ -1122,7 +1185,7 @@ _PRIVACY_DOC = """
       (:func:`skdp.accounting.private_selection_rdp`), for a run as costly as
       the worst candidate at each order;
     - ``best_score_`` is the best noisy count divided by a noisy count of the
-      validation rows (one more ``score_epsilon``-DP release);
+      validation rows (one more release, with the same noise);
     - ``refit=True`` trains the chosen candidate again on all the data: one
       more private fit, charged (for the worst candidate) in the same charge.
       ``refit=False`` keeps the best run's model, trained on the training
@@ -1191,9 +1254,11 @@ _PARAMS_DOC = """
         steps' own ``epsilon`` values say how a run's share is split among
         them, and one factor scales them all. With ``refit=True`` the refit,
         the model released, is scaled first to cost three quarters of
-        ``epsilon`` alone (or 0.6, 0.5, 0.4, 0.3 where the scores and the
-        selection leave no room beside it for runs of a tenth of the refit's
-        ε; at last the refit is scaled with the runs); the runs then get the largest
+        ``epsilon`` alone, where the scores and the selection leave room
+        beside it for runs of a tenth of the refit's ε; else the first of
+        0.6, 0.5, 0.4, 0.3 that does, raised by bisection towards the share
+        above it (to 0.01); at last the refit is scaled with the runs. The
+        runs then get the largest
         values whose whole search costs at most ``epsilon``. A search at a
         total ε so keeps most of it for the model it releases, and loses
         little to an untuned estimator at the same ε where the candidates
@@ -1202,8 +1267,12 @@ _PARAMS_DOC = """
         the total follows (read it before fitting with
         :func:`skdp.privacy_cost`).
     score_epsilon : float > 0, default=None
-        ε of each run's noisy validation count (pure DP). ``None``: a tenth
-        of ``epsilon``, or 0.1 without a total ``epsilon``.
+        ε of each run's noisy validation count, with discrete Laplace noise
+        (pure DP). ``None``: with a total ``epsilon`` (and δ > 0), discrete
+        Gaussian noise such that one count alone is (``epsilon``/10, δ)-DP
+        (in the composition a pure ε/10-DP count costs some 2·log(1/δ) times
+        as much, many times a run's training at a small total ε); without a
+        total ``epsilon``, 0.1.
     n_runs_mean : float, default=10
         E[K], the mean number of runs: > 1 for the truncated laws, >= 1 for
         Poisson (Papernot & Steinke 2022, Thm. 6 does not hold below 1).
