@@ -19,6 +19,7 @@ from ..utils._validation import check_classes
 from ._row_norm import (
     RowClipper,
     row_blocks,
+    row_norm_scales,
     box_centre_and_norm,
     calibrate_gaussian_after,
     check_data_norm,
@@ -494,20 +495,36 @@ class _Design:
     is ``clipper.centred(x_i)`` with the intercept's 1 appended (without an
     intercept, no 1). Only X (as given, float64 or float32), the n
     factors and which rows are too wide to multiply before their clip are
-    kept; :meth:`gradient` walks X by blocks of rows, so a pass
-    needs temporaries of one block, and reads each block once for both of its
-    matrix products.
+    kept (computed block by block on the first pass); :meth:`gradient` walks X by
+    blocks of rows, so a pass needs temporaries of one block, and reads each block
+    once for both of its matrix products.
     """
 
     def __init__(self, X, clipper, fit_intercept):
         self.X = X
         self.clipper = clipper
         self.intercept = bool(fit_intercept)
-        self.scales = clipper.scales(X)
-        # rows too wide to multiply before their clip (norm > WIDE_NORM): their blocks are
-        # clipped first, exactly (``_block``)
-        self.wide = None if self.scales is None else wide_rows(self.scales, clipper.data_norm)
+        # The factors s_i, and the rows too wide to multiply before their clip (norm >
+        # WIDE_NORM), whose blocks are clipped first, exactly (``_block``). None without a
+        # finite norm bound; else filled by the first pass over X (``_factors``), which
+        # saves a pass of its own.
+        clipped = math.isfinite(clipper.data_norm)
+        self.scales = np.empty(X.shape[0]) if clipped else None
+        self.wide = np.empty(X.shape[0], dtype=bool) if clipped else None
+        self._factors_known = not clipped
         self.shape = (X.shape[0], X.shape[1] + int(self.intercept))
+
+    def _factors(self, B, rows):
+        """Fill ``scales`` and ``wide`` for one block of boxed rows, on the first pass over X."""
+        if not self._factors_known:
+            A = B if self.clipper.centre is None else B - self.clipper.centre
+            self.scales[rows] = row_norm_scales(A, self.clipper.data_norm)
+            self.wide[rows] = wide_rows(self.scales[rows], self.clipper.data_norm)
+
+    def _blocks(self):
+        """The blocks of rows of one pass over X; after a whole pass the factors are known."""
+        yield from row_blocks(self.X.shape[0])
+        self._factors_known = True
 
     def _block(self, B, rows):
         """The clipped, centred rows ``s·(B − c)`` of one block of boxed rows (read only)."""
@@ -535,8 +552,9 @@ class _Design:
         grad = np.zeros_like(W)
         scaled_sum = np.zeros(W.shape[1])
         loss = 0.0
-        for rows in row_blocks(self.X.shape[0]):
+        for rows in self._blocks():
             B = self.clipper.boxed(self.X[rows])
+            self._factors(B, rows)
             # B·w could overflow before the clip where a row is huge: that block is clipped first
             factored = self.wide is None or not self.wide[rows].any()
             if not factored:
@@ -566,8 +584,10 @@ class _Design:
         """``Σ_i x̃_i x̃_iᵀ``, of shape (p, p) with p = ``self.shape[1]``, by blocks of rows."""
         d = self.X.shape[1]
         G = np.zeros((self.shape[1], self.shape[1]))
-        for rows in row_blocks(self.X.shape[0]):
-            A = self._block(self.clipper.boxed(self.X[rows]), rows)  # x̃ = s·(boxed(x) − c)
+        for rows in self._blocks():
+            B = self.clipper.boxed(self.X[rows])
+            self._factors(B, rows)
+            A = self._block(B, rows)  # x̃ = s·(boxed(x) − c)
             G[:d, :d] += A.T @ A
             if self.intercept:
                 G[:d, d] += A.sum(axis=0)

@@ -105,3 +105,23 @@ def test_epsilon_inf_with_float32_matches_float64():
     a = DPLogisticRegression(epsilon=math.inf).fit(X32, y)
     b = DPLogisticRegression(epsilon=math.inf).fit(X32.astype(np.float64), y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("first", ["gram", "gradient"])
+def test_the_first_pass_fills_the_clip_factors(first):
+    # The factors s_i are computed block by block by the first pass over X, Gram or
+    # gradient: they equal the clipper's own, and the passes after it give what it gave.
+    X, y = _data(10_000, 4, n_classes=2)
+    X[5] = 1e200  # a wide row, clipped before its products
+    clipper = RowClipper(centre=np.full(4, 0.25), data_norm=1.2)
+    design = logistic_module._Design(X, clipper, True)
+    W = np.random.default_rng(1).normal(size=(5, 1))
+
+    def residual(Z, rows):
+        return Z.copy(), 0.0
+
+    before = design.gram() if first == "gram" else design.gradient(W, residual)[0]
+    np.testing.assert_array_equal(design.scales, clipper.scales(X))
+    np.testing.assert_array_equal(design.wide, np.arange(10_000) == 5)
+    after = design.gram() if first == "gram" else design.gradient(W, residual)[0]
+    np.testing.assert_array_equal(before, after)
