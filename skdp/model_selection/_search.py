@@ -1131,10 +1131,11 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         return runs, runs if refit is None else refit
 
     def _search_label(self, n_candidates, distribution):
+        scores = f"score_epsilon={self._score_epsilon():g}"
+        if not isinstance(self._score_mechanism(), DiscreteLaplaceMechanism):
+            scores += f" at delta={self._accounting_delta():g} (discrete Gaussian)"
         return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} candidates, "
-                f"K~{distribution._describe()}, score_epsilon={self._score_epsilon():g}"
-                f"{'' if isinstance(self._score_mechanism(), DiscreteLaplaceMechanism) else f' at delta={self._accounting_delta():g} (discrete Gaussian)'}, "
-                f"refit={self.refit})")
+                f"K~{distribution._describe()}, {scores}, refit={self.refit})")
 
     # -- delegation -----------------------------------------------------------------
     def _released(self):
