@@ -630,8 +630,10 @@ def _count_noise_multiplier(epsilon, delta):
     tables this closed form left the refit a larger share.
     """
     log_inv_delta = math.log(1.0 / delta)
-    rho = (math.sqrt(log_inv_delta + epsilon) - math.sqrt(log_inv_delta)) ** 2
-    return (1.0 + 1e-9) / math.sqrt(2.0 * rho)  # a hair more noise: round-off stays below ε
+    # √(L + ε) − √L = ε/(√(L + ε) + √L): the difference of two close roots loses
+    # digits beyond the margin below ε ≈ 1e-5, this form only a few ulps
+    root_rho = epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))
+    return (1.0 + 1e-9) / (math.sqrt(2.0) * root_rho)  # a hair more noise: round-off stays below ε
 
 
 def _one_run(estimator, params, seed, X_train, y_train, X_val, y_val, score_mechanism, expected,
@@ -1103,10 +1105,16 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
             except ValueError:
                 return math.inf
 
+        def refit_cost(t):
+            # as in cost: a refit too small for its noise to be calibrated is out of reach
+            try:
+                return epsilon_of(self._refit_curve(scaled(t), X, y, n))
+            except ValueError:
+                return math.inf
+
         def refit_at(share):
             """The refit's candidates at ``share`` of the total, or None if runs of a tenth of its ε do not fit beside it."""
-            t_refit = _largest_factor(
-                lambda t: epsilon_of(self._refit_curve(scaled(t), X, y, n)), share * target)
+            t_refit = _largest_factor(refit_cost, share * target)
             fits = cost(_RUNS_FACTOR_MIN * t_refit, scaled(t_refit)) <= target
             return scaled(t_refit) if fits else None
 
