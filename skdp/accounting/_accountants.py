@@ -49,7 +49,7 @@ from ._events import (
 )
 from ._gdp import gdp_to_delta, gdp_to_epsilon
 from ._orders import check_orders
-from ._pld import chernoff_window, compose_plds
+from ._pld import LossBeyondGridError, chernoff_window, compose_plds
 from . import _pld_mechanisms as _mech
 from ._subsampled import poisson_subsampled_gaussian_rdp, sampled_without_replacement_gaussian_rdp
 
@@ -161,7 +161,7 @@ def _loss_variance(leaf):
     """An estimate of the variance of one run's privacy loss (only used to size the grid)."""
     sigma = _is_plain_gaussian(leaf)
     if sigma is not None:
-        return 1.0 / sigma**2
+        return (1.0 / sigma) * (1.0 / sigma)
     atoms = _finite_atoms(leaf)
     if atoms is not None:
         losses, masses = atoms
@@ -349,9 +349,15 @@ class PLDAccountant(_Accountant):
             if sigma is None:
                 active.append((leaf, c))
             else:
-                inverse_square += c / sigma**2
+                inverse_square += c * (1.0 / sigma) * (1.0 / sigma)  # inf, not an error, on overflow
         if inverse_square > 0:
             sigma = math.nextafter(1.0 / math.sqrt(inverse_square), 0.0)
+            if not sigma > 0:
+                raise LossBeyondGridError(
+                    f"the Gaussians' privacy loss has a mean of 1/(2σ²) = {inverse_square / 2:.3g} "
+                    "(beyond the float range): too large for a PLD grid (the RDP accountant "
+                    "handles it)."
+                )
             active.append((GaussianEvent(sigma * (1.0 - 4.0 * np.finfo(float).eps)), 1))
         return active
 
@@ -366,7 +372,7 @@ class PLDAccountant(_Accountant):
             sigma = _is_plain_gaussian(leaf)
             if sigma is None:
                 return None
-            total += c / sigma**2
+            total += c * (1.0 / sigma) * (1.0 / sigma)
         return math.sqrt(total)
 
     def _one_run_tail(self, active):
@@ -672,7 +678,9 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest", pld=None
         RDP part at δ − δ_a added up (basic composition, Dwork & Roth 2014,
         Thm. 3.16; the best of a few shares δ_a), or the RDP of ``total`` if
         there is no PLD part. ``"tightest"``: the smaller of both (each is an
-        upper bound, so the smaller is valid).
+        upper bound, so the smaller is valid); when the losses are too large
+        for a PLD grid (:class:`~skdp.accounting._pld.LossBeyondGridError`,
+        a tiny noise multiplier), RDP alone. ``"pld"`` raises that error.
     pld : PLDAccountant, optional
         An accountant that holds exactly ``leaves`` (a budget's running
         state); by default one is composed (and cached) for them.
@@ -703,19 +711,29 @@ def compose_spend(total, leaves, rest, delta, *, accountant="tightest", pld=None
             delta_r = total.delta if order == math.inf else delta
         results.append((eps_r, delta_r, "rdp"))
     if accountant in ("tightest", "pld") and key:
-        if rest is None:
-            results.append((pld_epsilon(delta), delta, "pld"))
-        else:
-            best = math.inf
-            for share in _SHARES if delta > 0 else (0.0,):
-                d_pld = delta * share
-                d_rdp = delta - d_pld
-                eps = rest.epsilon(d_rdp) if rest.delta <= d_rdp else math.inf
-                if eps < best:
-                    best = min(best, eps + pld_epsilon(d_pld))
-            results.append((best, delta, "pld+rdp"))
+        try:
+            results.append(_pld_part(pld_epsilon, rest, delta))
+        except LossBeyondGridError:
+            # losses too large for a PLD grid (a tiny noise multiplier): the
+            # RDP answer above is a valid bound by itself
+            if accountant != "tightest":
+                raise
     # the first smallest: RDP is listed first, so a tie reports RDP
     return min(results, key=lambda r: r[0])
+
+
+def _pld_part(pld_epsilon, rest, delta):
+    """(ε, δ, by) of the PLD part at ``delta``, joined to the RDP curve ``rest`` when there is one."""
+    if rest is None:
+        return pld_epsilon(delta), delta, "pld"
+    best = math.inf
+    for share in _SHARES if delta > 0 else (0.0,):
+        d_pld = delta * share
+        d_rdp = delta - d_pld
+        eps = rest.epsilon(d_rdp) if rest.delta <= d_rdp else math.inf
+        if eps < best:
+            best = min(best, eps + pld_epsilon(d_pld))
+    return best, delta, "pld+rdp"
 
 
 def epsilon_of(curve: RDPCurve, delta: float, *, accountant: str = "tightest") -> float:

@@ -87,7 +87,8 @@ def _gaussian_sigma_closed_form(target, delta, steps, orders):
     ok = slack > 0
     if not np.any(ok):
         return math.inf
-    return float(np.min(np.sqrt(steps * orders[ok] / (2.0 * slack[ok]))))
+    # halved before the division: 2·slack overflows when the target is near the float maximum
+    return float(np.min(np.sqrt(steps * orders[ok] / 2.0 / slack[ok])))
 
 
 def calibrate_noise_multiplier(
@@ -193,7 +194,7 @@ def calibrate_noise_multiplier(
         full *= 2.0  # replace-one base Gaussian has multiplier σ/2 (see _replace_one_noise_multiplier)
     if sampling == "poisson" and q == 1.0:
         sigma = full
-        step = sigma * 1e-15
+        step = max(sigma * 1e-15, math.ulp(sigma))
         while eps_sigma(sigma) > target:  # rounding: stay on the safe side
             sigma += step
             step *= 2.0
@@ -299,8 +300,11 @@ def _gdp_mu_for(target, delta):
     from scipy.optimize import brentq  # imported where used: import skdp stays fast
 
     mu = brentq(lambda m: gdp_to_delta(m, target) - delta, lo, hi, xtol=1e-15, rtol=1e-14)
+    shrink = 1e-14
     while mu > 0 and gdp_to_epsilon(mu, delta) > target:  # safe side
-        mu = math.nextafter(mu, 0.0) * (1.0 - 1e-14)
+        # growing steps: at a huge target ε is only accurate to about 1e-9 relative
+        mu = math.nextafter(mu, 0.0) * (1.0 - shrink)
+        shrink = min(2.0 * shrink, 0.5)
     return mu
 
 

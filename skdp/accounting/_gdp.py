@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -202,6 +203,8 @@ def gdp_to_delta(mu: float, epsilon: float) -> float:
 
     a, b = -epsilon / mu + mu / 2.0, -epsilon / mu - mu / 2.0  # a − b = μ exactly
     log_a = float(log_ndtr(a))
+    if log_a == -math.inf:  # δ <= Φ(a) < 1e-308 here (ε/μ beyond about 1e154): 0 to float precision
+        return 0.0
     ratio = epsilon - _log_ndtr_ratio(b, mu)  # < 0: δ > 0 for all finite ε
     # rounded up by 1e-12 relative, above the float error measured against
     # 80-digit references (at most 3e-13 below them)
@@ -235,9 +238,15 @@ def gdp_to_epsilon(mu: float, delta: float) -> float:
 
     # μ-GDP is (μ²/2)-zCDP (Bun & Steinke 2016, Prop. 1.6 via the Gaussian), so
     # the Prop. 1.3 bound ε = μ²/2 + μ√(2 log(1/δ)) satisfies f <= 0.
-    hi = mu**2 / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
-    while f(hi) > 0:  # guard; not expected
-        hi *= 2.0
+    # (μ/2)·μ, not μ**2/2, and at most a quarter of the float maximum, so that
+    # the root finder's midpoints stay finite; beyond it ε is reported as inf
+    # (an upper bound)
+    huge = sys.float_info.max / 4.0
+    hi = min(mu * (mu / 2.0) + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0, huge)
+    while f(hi) > 0 and hi < huge:  # guard; not expected
+        hi = min(2.0 * hi, huge)
+    if f(hi) > 0:
+        return math.inf
     from scipy.optimize import brentq
 
     eps = brentq(f, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)

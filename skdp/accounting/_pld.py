@@ -67,6 +67,31 @@ def _fast_length(n):
 _MAX_FFT = 1 << 23
 # Machine epsilon: ε read from a PLD is moved up by a few of these (rounding).
 _FLOAT_EPS = np.finfo(float).eps
+# Largest grid index whose loss i·h a float holds exactly enough for the grid:
+# beyond 2**53 neighbouring indices are the same float.
+_MAX_INDEX = 2.0**53
+
+
+class LossBeyondGridError(ValueError):
+    """A privacy loss too large for a PLD grid of the given spacing.
+
+    A grid index i stands for the loss i·h; beyond 2**53 cells from 0,
+    floats no longer tell neighbouring indices apart (and beyond 2**63 numpy
+    integers overflow), so such a grid would not be pessimistic any more.
+    Raised where a mechanism's PLD is put on its grid; the RDP accountant has
+    no such limit.
+    """
+
+
+def check_grid_range(lo, hi, step):
+    """Raise :class:`LossBeyondGridError` unless the losses [lo, hi] fit on a grid of spacing ``step``."""
+    reach = max(abs(lo), abs(hi))
+    if not reach / step <= _MAX_INDEX:  # also inf and nan
+        raise LossBeyondGridError(
+            f"the privacy loss reaches about {reach:.3g}, {reach / step:.3g} grid steps of {step:.3g} "
+            f"from 0: beyond the 2**53 cells a PLD grid represents exactly (the noise is too small "
+            "for the PLD accountant; the RDP accountant handles it)."
+        )
 
 
 class PrivacyLossDistribution:
@@ -161,6 +186,10 @@ class PrivacyLossDistribution:
         u = np.empty(n)
         if n == 0:
             return losses, s0, u
+        if h > 300.0:
+            # e^{−h} < 1e-130: U_j = p_j + e^{−h} U_{j+1} is taken as p_j, a smaller U
+            # and so a larger δ (the safe side), without a loop over the cells
+            return losses, s0, p.copy()
         chunk = max(1, int(600.0 / h))
         carry, carry_at = 0.0, n  # U at cell carry_at (the start of the chunk after)
         for begin in range(max(0, n - chunk), -chunk, -chunk):

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 # scipy.special is imported where used: import skdp stays fast
-from ._pld import PrivacyLossDistribution
+from ._pld import PrivacyLossDistribution, check_grid_range
 
 __all__ = []
 
@@ -42,6 +42,7 @@ def _from_survival(step, lo, hi, survival, *, atom_below=True):
     Mass at or below the lowest grid point stays there (moved up) and mass
     above the top goes to ∞.
     """
+    check_grid_range(lo, hi, step)
     i0 = math.floor(lo / step)
     i1 = max(math.ceil(hi / step), i0 + 1)
     grid = np.arange(i0, i1 + 1) * step
@@ -70,6 +71,8 @@ def _from_atoms(step, losses, masses, infinity_mass=0.0):
     masses = np.asarray(masses, dtype=float)
     keep = masses > 0
     losses, masses = losses[keep], masses[keep]
+    if losses.size:
+        check_grid_range(float(np.min(losses)), float(np.max(losses)), step)
     pos = losses / step
     below = np.floor(pos)
     # an atom a rounding error below a grid point goes to that point (up: pessimistic)
