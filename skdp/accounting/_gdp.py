@@ -203,13 +203,17 @@ def gdp_to_delta(mu: float, epsilon: float) -> float:
 
     a, b = -epsilon / mu + mu / 2.0, -epsilon / mu - mu / 2.0  # a − b = μ exactly
     log_a = float(log_ndtr(a))
-    if log_a == -math.inf:  # δ <= Φ(a) < 1e-308 here (ε/μ beyond about 1e154): 0 to float precision
-        return 0.0
+    # δ > 0 for every finite ε (a Gaussian is never pure DP): where δ is below the
+    # smallest float (log Φ(a) = −inf once ε/μ is beyond about 1e154, or exp underflows),
+    # the smallest positive float is returned, still an upper bound and never a pure-DP 0
+    tiny = math.ulp(0.0)
+    if log_a == -math.inf:
+        return tiny
     ratio = epsilon - _log_ndtr_ratio(b, mu)  # < 0: δ > 0 for all finite ε
     # rounded up by 1e-12 relative, above the float error measured against
     # 80-digit references (at most 3e-13 below them)
     delta = math.exp(log_a) * -math.expm1(min(ratio, 0.0)) * (1.0 + _DELTA_MARGIN)
-    return float(min(1.0, max(0.0, delta)))
+    return float(min(1.0, max(tiny, delta)))
 
 
 def gdp_to_epsilon(mu: float, delta: float) -> float:
