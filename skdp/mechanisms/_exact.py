@@ -20,6 +20,7 @@ rejection from those bits, which is exact.
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -142,7 +143,13 @@ def zcdp_rho_at_least(noise_multiplier):
     """ρ = 1/(2z²) rounded up: the discrete Gaussian with σ >= z·√k·Δ
     (:func:`gaussian_sigma_at_least`) is at most this ρ-zCDP (CKS20, Thm. 4)."""
     z = Fraction(noise_multiplier)
-    return float_at_least(1 / (2 * z * z))
+    rho = 1 / (2 * z * z)
+    if rho > Fraction(sys.float_info.max):
+        raise ValueError(
+            f"noise_multiplier={float(noise_multiplier)!r} is too small: the discrete Gaussian's "
+            "rho = 1/(2 z**2) is beyond the largest float (z must be above about 5.3e-155)."
+        )
+    return float_at_least(rho)
 
 
 def _as_fraction(name, value):

@@ -129,3 +129,11 @@ def test_pld_budget_refuses_tiny_noise_and_records_nothing(tmp_path):
         budget.charge(_mixed(1e-100), label="huge")
     assert len(budget) == 1
     assert budget.spent()[0] == pytest.approx(epsilon_of(_mixed(1.0), 1e-5, accountant="pld"))
+
+
+def test_discrete_gaussian_too_small_for_a_float_rho_is_refused_clearly():
+    from skdp.mechanisms import DiscreteGaussianMechanism
+
+    assert DiscreteGaussianMechanism(noise_multiplier=5.4e-155).rho == pytest.approx(1 / (2 * 5.4e-155**2))
+    with pytest.raises(ValueError, match="too small: the discrete Gaussian's rho"):
+        DiscreteGaussianMechanism(noise_multiplier=1e-160)
