@@ -18,6 +18,7 @@ from ..utils import check_bounds, check_delta, check_epsilon
 from ..utils._validation import check_classes
 from ._row_norm import (
     RowClipper,
+    apply_clip_factors,
     row_blocks,
     row_norm_scales,
     box_centre_and_norm,
@@ -25,7 +26,6 @@ from ._row_norm import (
     check_data_norm,
     estimate_data_norm,
     norm_estimate_curve,
-    rows_at_norm,
     wide_rows,
 )
 
@@ -532,11 +532,7 @@ class _Design:
         A = B if self.clipper.centre is None else B - self.clipper.centre
         if self.scales is None:
             return A
-        out = A * self.scales[rows, None]
-        wide = self.wide[rows]
-        if wide.any():
-            out[wide] = rows_at_norm(A[wide], self.clipper.data_norm)
-        return out
+        return apply_clip_factors(A, self.scales[rows], self.wide[rows], self.clipper.data_norm)
 
     def gradient(self, W, residual):
         """``Σ_i x̃_i ⊗ r_i`` (shape of W) and ``Σ`` of the losses, with ``r, loss = residual(x̃ W, rows)``.

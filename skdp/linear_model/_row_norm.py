@@ -25,6 +25,7 @@ from ..utils._validation import MAX_BOUND
 
 __all__ = [
     "RowClipper",
+    "apply_clip_factors",
     "box_centre_and_norm",
     "calibrate_gaussian_after",
     "check_data_norm",
@@ -146,8 +147,13 @@ def clip_row_norms(X, data_norm):
     [[0.6000000000000001, 0.8], [0.3, 0.4], [0.0, 0.0]]
     """
     scales = row_norm_scales(X, data_norm)
+    return apply_clip_factors(X, scales, wide_rows(scales, data_norm), data_norm)
+
+
+def apply_clip_factors(X, scales, wide, data_norm):
+    """The rows of ``X`` times their factors ``scales`` (:func:`row_norm_scales`), the ``wide`` ones
+    (:func:`wide_rows`) set to norm ``data_norm`` by :func:`rows_at_norm` instead (a new array)."""
     out = X * scales[:, None]
-    wide = wide_rows(scales, data_norm)
     if wide.any():
         out[wide] = rows_at_norm(X[wide], data_norm)
     return out
@@ -201,24 +207,6 @@ class RowClipper:
         """The rows clipped to the box, in float64 (``X`` itself if it is float64 and there is no box)."""
         X = np.asarray(X, dtype=float)
         return X if self.lower is None else np.clip(X, self.lower, self.upper)
-
-    def scales(self, X, block_rows=BLOCK_ROWS):
-        """The factor ``s_i`` of each row's norm clip, or None when ``data_norm`` is ``inf``.
-
-        ``centred(x_i) = s_i · (boxed(x_i) − c)`` with
-        ``s_i = min(1, data_norm / ‖boxed(x_i) − c‖)`` (:func:`row_norm_scales`),
-        so a linear model can use ``X`` and the n factors instead of a
-        clipped copy of ``X``. Computed block by block of rows, with
-        temporaries of ``block_rows`` rows; the same values as :meth:`centred`.
-        """
-        if not math.isfinite(self.data_norm):
-            return None
-        scales = np.empty(X.shape[0])
-        for rows in row_blocks(X.shape[0], block_rows):
-            B = self.boxed(X[rows])
-            scales[rows] = row_norm_scales(B if self.centre is None else B - self.centre,
-                                           self.data_norm)
-        return scales
 
 
 def box_centre_and_norm(lower, upper, *, centre):
