@@ -965,11 +965,12 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         X_val, y_val = _take(X, val_idx), y_arr[val_idx]
         picks = rng.integers(len(candidates), size=n_runs)
         seeds = [None] * n_runs if self.secure else rng.integers(2**62, size=n_runs)
+        counts = self._score_mechanism()  # the noise of every count released
         with _quiet():  # no run's warning is shown: their number would reveal K
             results = Parallel(n_jobs=self.n_jobs)(
                 delayed(_one_run)(self.estimator, candidates[c], None if s is None else int(s),
                                   X_train, y_train,
-                                  X_val, y_val, self._score_mechanism(), train_curves[c], labels,
+                                  X_val, y_val, counts, train_curves[c], labels,
                                   os.getpid())
                 for c, s in zip(picks, seeds)
             )
@@ -978,8 +979,7 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         best_run = int(np.argmax([r[0] for r in results]))
         best_count, best_model = results[best_run]
         del results
-        noisy_n_val = int(self._score_mechanism().randomise(
-            val_idx.size, random_state=rng))
+        noisy_n_val = int(counts.randomise(val_idx.size, random_state=rng))
         self.best_index_ = int(picks[best_run])
         self.best_params_ = dict(candidates[self.best_index_])
         self.best_score_ = float(min(1.0, max(0.0, best_count / max(noisy_n_val, 1))))
@@ -1096,23 +1096,24 @@ class _BaseDPSearch(DPEstimatorMixin, MetaEstimatorMixin, ClassifierMixin, BaseE
         def scaled(t):
             return [{**{k: t * float(v) for k, v in keys.items()}, **p} for p in candidates]
 
-        def epsilon_of(curve):  # as the budget's default accountant composes it
-            return accounting_epsilon_of(curve, delta) if curve.delta <= delta else math.inf
+        def epsilon_of(curve_of):
+            """ε of ``curve_of()`` as the budget's default accountant composes it.
 
-        def cost(t, refit):
-            # refit=None: the refit is scaled with the runs. A run's epsilon so small that no
-            # noise reaches it (its calibration raises) cannot be afforded either.
+            An epsilon so small that no noise reaches it (a calibration raises) cannot be
+            afforded either: inf.
+            """
             try:
-                return epsilon_of(self._search_curve(scaled(t), *sizes, refit_candidates=refit)[0])
+                curve = curve_of()
+                return accounting_epsilon_of(curve, delta) if curve.delta <= delta else math.inf
             except ValueError:
                 return math.inf
+
+        def cost(t, refit):  # refit=None: the refit is scaled with the runs
+            return epsilon_of(lambda: self._search_curve(scaled(t), *sizes,
+                                                         refit_candidates=refit)[0])
 
         def refit_cost(t):
-            # as in cost: a refit too small for its noise to be calibrated is out of reach
-            try:
-                return epsilon_of(self._refit_curve(scaled(t), X, y, n))
-            except ValueError:
-                return math.inf
+            return epsilon_of(lambda: self._refit_curve(scaled(t), X, y, n))
 
         def refit_at(share):
             """The refit's candidates at ``share`` of the total, or None if runs of a tenth of its ε do not fit beside it."""
