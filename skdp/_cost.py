@@ -12,16 +12,14 @@ from sklearn.preprocessing import OneHotEncoder
 
 from .accounting import RDPCurve
 from .accounting._accountants import check_accountant, spend_of
+from .model_selection._params import _nested_params, _quiet, _set_nested
 from .model_selection._search import (
     _BaseDPSearch,
     _CurveRecorder,
     _n_samples,
-    _nested_params,
     _placeholder_X,
     _placeholder_y,
     _probe,
-    _quiet,
-    _set_nested,
 )
 from .utils import DEFAULT_DELTA, check_delta
 

@@ -52,6 +52,14 @@ from ..mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ..utils import DEFAULT_DELTA, check_budget, check_epsilon
 from ..utils._secure import SecureGenerator
 from ..utils._validation import check_classes
+from ._params import (
+    _fill_missing,
+    _is_private,
+    _nested_params,
+    _quiet,
+    _set_nested,
+    _with_params,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -149,39 +157,7 @@ def _check_secure_steps(estimator):
                          f"{insecure} not True. Nothing was charged.")
 
 
-def _nested_params(estimator, name):
-    """``{key: value}`` of every parameter ``name`` of ``estimator``, also nested (``step__name``)."""
-    return {k: v for k, v in estimator.get_params(deep=True).items()
-            if k == name or k.endswith("__" + name)}
-
-
-def _with_params(estimator, params):
-    """A copy of ``estimator`` with a candidate's ``params``, each of them a copy too.
-
-    A parameter value may be an estimator (``{"clf": [est_a, est_b]}``): as
-    scikit-learn's searches do, every probe, run and refit gets its own clone
-    of it. Set as is, the grid's one object was fitted by every run in turn,
-    so ``refit=False`` released the last run of that candidate instead of the
-    best run, and the probes' curve recorder stayed in the grid (found in a
-    review of the audit fixes).
-    """
-    return clone(estimator).set_params(**{k: clone(v, safe=False) for k, v in params.items()})
-
-
-def _set_nested(estimator, name, value_for):
-    """Set every parameter ``name`` (also nested ``step__name``) to ``value_for()``."""
-    keys = list(_nested_params(estimator, name))
-    if keys:
-        estimator.set_params(**{k: value_for() for k in keys})
-    return keys
-
-
 # -- which steps may appear in a searched candidate ---------------------------------
-def _is_private(estimator):
-    """Whether ``estimator`` is an skdp estimator (it charges its own curve)."""
-    return isinstance(estimator, DPEstimatorMixin) or hasattr(estimator, "_charge_budget")
-
-
 def _check_private_steps(estimator, where="estimator", after_private=False, sparse_stack=False):
     """Refuse a candidate with a step that learns from the data without privacy.
 
@@ -664,14 +640,6 @@ def _quiet_in_worker_process(main_pid):
     return _quiet() if os.getpid() != main_pid else contextlib.nullcontext()
 
 
-@contextlib.contextmanager
-def _quiet():
-    """Ignore every warning inside (entered by one thread of a process at a time)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
-
-
 def _private_fit(model, X, y, rng, expected, params, labels, main_pid):
     """Fit ``model`` as one part of the search, and return it ready to be released.
 
@@ -724,14 +692,6 @@ def _sync_fitted_copies(estimator):
                 if wanted:
                     fitted.set_params(**wanted)  # a clone has the original's parameter keys
                 _sync_fitted_copies(fitted)
-
-
-def _fill_missing(estimator, name, value):
-    """Set every (nested) parameter ``name`` that is None to ``value``; return {key: None}."""
-    keys = [k for k, v in _nested_params(estimator, name).items() if v is None]
-    if keys:
-        estimator.set_params(**{k: value for k in keys})
-    return dict.fromkeys(keys)
 
 
 def _label_set(estimators, y):

@@ -16,14 +16,13 @@ from .._cost import _ignore_unknown_categories, _placeholder_target
 from .._unsupported import refuse_unsupported
 from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
+from ..model_selection._params import _nested_params, _quiet
 from ..model_selection._search import (
     _CurveRecorder,
     _check_values,
     _n_samples,
-    _nested_params,
     _placeholder_X,
     _probe,
-    _quiet,
     _sync_fitted_copies,
 )
 
