@@ -38,6 +38,7 @@ __all__ = [
 _LAZY = {"PrivacyCost": "._cost", "privacy_cost": "._cost"}
 _SUBPACKAGES = {
     "accounting",
+    "analysis",
     "budget",
     "cluster",
     "datasets",

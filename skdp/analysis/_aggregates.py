@@ -1,0 +1,265 @@
+"""Aggregates of a group-by as noisy sums per group, and their post-processing.
+
+Every aggregate is computed from a few sums over the rows of each group,
+which any engine can compute where its rows live and add up:
+
+========== ============================================= =====================
+aggregate  sums per group (values clipped to [L, U])      one row moves each by
+========== ============================================= =====================
+count()    rows                                          1
+count      n = values present                            1
+sum        Σx                                            max(|L|, |U|)
+mean       n, Σ(x − c)                                   1, h
+var, std   n, Σ(x − c), Σ((x − c)² − h²/2)               1, h, h²/2
+quantile   n, and counts of x on a public grid of points (an exponential
+           mechanism, below)
+========== ============================================= =====================
+
+with c = (L + U)/2 and h = (U − L)/2 (the centred sums of
+:mod:`skdp.stats._core`). A NaN value adds 0 to every sum of its column, inside
+each sum's range, so the sensitivities hold (Dwork, McSherry, Nissim & Smith
+2006, Prop. 1). With a privacy unit a person adds at most R rows to each of at
+most G groups, so each sum moves by R times the above in at most G groups.
+
+**Noise.** The k distinct sums of a query over G groups per person are one
+release of k·G sums in the sense of :mod:`skdp.stats._core`: Laplace noise of
+scale R·Δⱼ·k·G/ε on each (ε/(kG) per normalised sum; Dwork & Roth 2014,
+Thm. 3.14), or, where it adds less noise and δ > 0, one Gaussian vector with
+std z·√(kG)·R·Δⱼ (L2 sensitivity √(kG) after normalising; Mironov 2017,
+Prop. 7). One row (or one person) changes only its own G groups: the groups
+compose in parallel, so the release costs what G groups cost, whatever the
+number of groups.
+
+**Quantiles** are the exponential mechanism over a public grid of
+:data:`GRID_SIZE` points from L to U (McSherry & Talwar 2007, Thm. 6), with
+the integer rank utility of :func:`skdp.stats._core._quantile_losses`
+(sensitivity 1 per row, R per person), sampled with weights exp(−ε′·r/(2R))
+by the Gumbel-max trick; one per group and level, each at ε′ = ε_q/(G·m) for m
+levels. Grid counts are sums, so the mechanism runs on any engine. The
+answer lies on the grid: its resolution is (U − L)/(GRID_SIZE − 1).
+
+Everything after the noise is post-processing: means and variances divide by
+the noisy count (floored at 1) and are clipped to what values in [L, U] allow.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Aggregate", "quantile"]
+
+# Points of the public grid of a quantile, from L to U.
+GRID_SIZE = 1024
+# The names an aggregate can be asked by.
+_NAMES = ("count", "sum", "mean", "var", "std", "median")
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One aggregate of a column: ``count``, ``sum``, ``mean``, ``var``, ``std`` or ``quantile``.
+
+    Build quantiles with :func:`quantile`; the others are asked by name
+    (``"mean"``). ``var`` and ``std`` use ``ddof=1``, as pandas does.
+    """
+
+    kind: str
+    q: float | None = None
+
+    @property
+    def label(self) -> str:
+        """The result column's suffix: ``mean``, ``median``, ``q0.9``."""
+        if self.kind != "quantile":
+            return self.kind
+        return "median" if self.q == 0.5 else f"q{self.q:g}"
+
+
+def quantile(q: float) -> Aggregate:
+    """The ``q``-quantile of a column, as an aggregate for :meth:`GroupBy.agg`.
+
+    Parameters
+    ----------
+    q : float in [0, 1]
+
+    Returns
+    -------
+    Aggregate
+
+    Examples
+    --------
+    >>> from skdp.analysis import quantile
+    >>> quantile(0.9).label
+    'q0.9'
+    """
+    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0.0 <= float(q) <= 1.0:
+        raise ValueError(f"q must be a number in [0, 1]; got {q!r}.")
+    return Aggregate("quantile", float(q))
+
+
+def parse_spec(spec):
+    """``{column: aggregate or list}`` as a list of (column, Aggregate), in order."""
+    if not isinstance(spec, dict) or not spec:
+        raise TypeError('agg takes a non-empty dict {column: aggregate or list of aggregates}, '
+                        'for example {"income": ["mean", "median"]}.')
+    out = []
+    for column, aggs in spec.items():
+        if not isinstance(column, str):
+            raise TypeError(f"agg's columns must be names (str); got {column!r}.")
+        for agg in aggs if isinstance(aggs, (list, tuple)) else [aggs]:
+            if isinstance(agg, str):
+                if agg not in _NAMES:
+                    raise ValueError(f"Unknown aggregate {agg!r} for column {column!r}; "
+                                     f"choose from {list(_NAMES)} or skdp.analysis.quantile(q).")
+                agg = quantile(0.5) if agg == "median" else Aggregate(agg)
+            elif not isinstance(agg, Aggregate):
+                raise TypeError(f"Aggregate of column {column!r} must be a name or "
+                                f"skdp.analysis.quantile(q); got {type(agg).__name__}.")
+            if (column, agg) in out:
+                raise ValueError(f"Column {column!r} asks for {agg.label!r} twice.")
+            out.append((column, agg))
+    return out
+
+
+def sums_needed(aggregates):
+    """The distinct noisy sums the aggregates read, in a fixed order: (column, what).
+
+    ``column`` None with ``"rows"`` is the count of rows.
+    """
+    needs = []
+    for column, agg in aggregates:
+        if column is None:
+            parts = ["rows"]
+        elif agg.kind == "sum":
+            parts = ["sum"]
+        elif agg.kind in ("count", "quantile"):
+            parts = ["n"]
+        elif agg.kind == "mean":
+            parts = ["n", "s1"]
+        else:
+            parts = ["n", "s1", "s2"]
+        for part in parts:
+            if (column, part) not in needs:
+                needs.append((column, part))
+    return needs
+
+
+def sensitivity(part, lower, upper):
+    """How much one row moves the sum ``part`` of a column clipped to [lower, upper]."""
+    h = (upper - lower) / 2.0
+    if part in ("rows", "n"):
+        return 1.0
+    if part == "sum":
+        return max(abs(lower), abs(upper))
+    if part == "s1":
+        return h
+    return h * h / 2.0  # s2
+
+
+def grid(lower, upper):
+    """The public candidate points of a quantile."""
+    return np.linspace(lower, upper, GRID_SIZE)
+
+
+def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds):
+    """The sums of one chunk's rows per group: a dict of arrays (n_groups,) or (n_groups, B+1).
+
+    ``group`` holds each row's group in [0, n_groups), or -1 for rows left
+    out (not kept, or of no released key). Grid counts of a quantile column
+    are under ``(column, "lt")`` and ``(column, "le")``: the counts of rows
+    with j grid points at most, or below, their value, whose running sums
+    give #{x < g_j} and #{x ≤ g_j}.
+    """
+    rows = group >= 0
+    g = group[rows]
+    out = {}
+    clipped = {}
+    for column, part in needs:
+        if part == "rows":
+            out[(column, part)] = np.bincount(g, minlength=n_groups).astype(float)
+            continue
+        x = clipped.get(column)
+        if x is None:
+            lower, upper = bounds[column]
+            x = clipped[column] = np.clip(values[column][rows], lower, upper)
+        observed = ~np.isnan(x)
+        lower, upper = bounds[column]
+        c, h = (lower + upper) / 2.0, (upper - lower) / 2.0
+        if part == "n":
+            w = observed.astype(float)
+        elif part == "sum":
+            w = np.where(observed, x, 0.0)
+        elif part == "s1":
+            w = np.where(observed, x - c, 0.0)
+        else:
+            w = np.where(observed, (x - c) ** 2 - h * h / 2.0, 0.0)
+        out[(column, part)] = np.bincount(g, weights=w, minlength=n_groups)
+    for column in quantile_columns:
+        x = clipped.get(column)
+        if x is None:
+            lower, upper = bounds[column]
+            x = clipped[column] = np.clip(values[column][rows], lower, upper)
+        observed = ~np.isnan(x)
+        points = grid(*bounds[column])
+        width = GRID_SIZE + 1
+        for side, name in (("right", "lt"), ("left", "le")):
+            idx = np.searchsorted(points, x[observed], side=side)
+            out[(column, name)] = np.bincount(g[observed] * width + idx,
+                                              minlength=n_groups * width
+                                              ).reshape(n_groups, width)
+    return out
+
+
+def quantile_losses(lt_counts, le_counts, n, level):
+    """Integer rank losses r(g_j) ≥ 0 of every grid point, per group (rows of the arrays).
+
+    r(g) = dist(t, [#{x < g}, #{x ≤ g}]) with t = ⌊qN + ½⌋, as in
+    :func:`skdp.stats._core._quantile_losses`: sensitivity 1 per row.
+    """
+    below = np.cumsum(lt_counts, axis=1)[:, :GRID_SIZE]
+    at_most = np.cumsum(le_counts, axis=1)[:, :GRID_SIZE]
+    t = np.floor(level * n + 0.5)[:, None]
+    r = np.maximum(np.maximum(below - t, t - at_most), 0)
+    return r - r.min(axis=1, keepdims=True)
+
+
+def sample_quantiles(losses, points, epsilon, sensitivity, rng):
+    """One grid point per row of ``losses``, drawn with probability ∝ exp(−ε·r/(2Δ)).
+
+    The Gumbel-max trick: argmax of log-weight plus a standard Gumbel draw is
+    an exact sample of the softmax (Gumbel 1954; Maddison, Tarlow & Minka
+    2014, Sec. 2). With ``epsilon=inf``, the grid point of least loss.
+    """
+    if epsilon == math.inf:
+        return points[np.argmin(losses, axis=1)]
+    scores = -epsilon * losses / (2.0 * sensitivity) + rng.gumbel(size=losses.shape)
+    return points[np.argmax(scores, axis=1)]
+
+
+def finish(agg, column, noisy, bounds, exact):
+    """The released value of one aggregate per group, from its noisy sums (post-processing).
+
+    ``exact`` marks a release without noise (ε = ∞), which then returns what
+    pandas returns on the clipped values (NaN where pandas gives NaN).
+    """
+    if column is None:
+        return noisy[(None, "rows")]
+    if agg.kind == "count":
+        return noisy[(column, "n")]
+    if agg.kind == "sum":
+        return noisy[(column, "sum")]
+    lower, upper = bounds[column]
+    c, h = (lower + upper) / 2.0, (upper - lower) / 2.0
+    n = noisy[(column, "n")]
+    floor = np.maximum(n, 1.0)
+    if agg.kind == "mean":
+        mean = np.clip(c + noisy[(column, "s1")] / floor, lower, upper)
+        return np.where(n > 0, mean, np.nan) if exact else mean
+    mean_y = np.clip(noisy[(column, "s1")] / floor, -h, h)
+    mean_sq = np.clip(noisy[(column, "s2")] / floor + h * h / 2.0, 0.0, h * h)
+    var = np.clip(mean_sq - mean_y**2, 0.0, h * h) * floor / np.maximum(floor - 1.0, 1.0)
+    if exact:
+        var = np.where(n > 1, var, np.nan)
+    return np.sqrt(var) if agg.kind == "std" else var

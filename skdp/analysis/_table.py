@@ -1,0 +1,687 @@
+"""PrivateTable and its group-by: private queries on a DataFrame, one charge per query."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..utils import check_budget, check_delta, check_epsilon, check_generator
+from . import _aggregates, _keys, _plan
+from ._aggregates import Aggregate
+from ._engines import engine_for
+from ._unit import bound_contributions, row_priorities
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import RandomStateLike
+    from ..budget import PrivacyBudget
+
+__all__ = ["PrivateTable", "GroupBy", "SmallGroupWarning"]
+
+# A group is flagged when the (1 − α) interval of one of its means covers more than this
+# share of the column's range, or a quantile's rank error exceeds this share of its count.
+_SMALL_SHARE = 0.25
+
+
+class SmallGroupWarning(UserWarning):
+    """Some groups hold too few rows for their means or quantiles to say much.
+
+    Raised after a release from the released values alone; the result's
+    ``too_few_rows`` column names the groups.
+    """
+
+
+def _check_positive_int(value, name):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
+    return int(value)
+
+
+def _check_alpha(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
+        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.")
+    return float(alpha)
+
+
+class _Queries:
+    """What a table and a group-by share: the aggregates, each one query, one charge."""
+
+    _table: PrivateTable
+    _by: list
+    _keys: list | None
+
+    def count(self, *, epsilon: float, delta: float | None = None, intervals: bool = False,
+              alpha: float = 0.05) -> Any:
+        """The number of rows (of each group), one noisy count each.
+
+        Parameters
+        ----------
+        epsilon : float > 0
+            The privacy of the whole query (``inf``: no noise, no privacy).
+        delta : float in [0, 1), optional
+            Defaults to the table's ``delta``.
+        intervals : bool, default=False
+            Add the columns ``count_lower`` and ``count_upper``: the (1 − α)
+            interval of the noise.
+        alpha : float in (0, 1), default=0.05
+
+        Returns
+        -------
+        float for a table; a DataFrame with a ``count`` column for a group-by.
+        """
+        return self._query([(None, Aggregate("count"))], epsilon, delta, intervals, alpha)
+
+    def agg(self, spec: dict, *, epsilon: float, delta: float | None = None,
+            intervals: bool = False, alpha: float = 0.05) -> Any:
+        """Several aggregates of several columns in one release, charged once.
+
+        Parameters
+        ----------
+        spec : dict
+            ``{column: aggregate or list of aggregates}``; an aggregate is one
+            of ``"count"`` (values present), ``"sum"``, ``"mean"``,
+            ``"var"``, ``"std"`` (both ``ddof=1``), ``"median"`` or
+            :func:`skdp.analysis.quantile`. NaN values are skipped, as pandas
+            does, and counted privately.
+        epsilon : float > 0
+            The privacy of the whole query (``inf``: no noise, no privacy).
+        delta : float in [0, 1), optional
+            Defaults to the table's ``delta``.
+        intervals : bool, default=False
+            Add ``<name>_lower`` and ``<name>_upper`` columns: the (1 − α)
+            interval of the noise of counts and sums, and its linearised
+            propagation for means, variances and standard deviations (the
+            noise only, not the sampling error; NaN for quantiles, whose
+            rank error :meth:`accuracy` gives).
+        alpha : float in (0, 1), default=0.05
+
+        Returns
+        -------
+        DataFrame
+            Of the input's kind, one row per group (a single row for a
+            table), one column ``<column>_<aggregate>`` per aggregate and a
+            boolean ``too_few_rows`` that flags groups whose means or
+            quantiles mean little (their (1 − α) interval covers over a
+            quarter of the column's range, or a quantile's rank error
+            over a quarter of its count).
+        """
+        return self._query(_aggregates.parse_spec(spec), epsilon, delta, intervals, alpha)
+
+    def sum(self, column: str, **kwargs: Any) -> Any:
+        """``agg({column: "sum"}, ...)``."""
+        return self._one(column, "sum", kwargs)
+
+    def mean(self, column: str, **kwargs: Any) -> Any:
+        """``agg({column: "mean"}, ...)``."""
+        return self._one(column, "mean", kwargs)
+
+    def var(self, column: str, **kwargs: Any) -> Any:
+        """``agg({column: "var"}, ...)`` (``ddof=1``)."""
+        return self._one(column, "var", kwargs)
+
+    def std(self, column: str, **kwargs: Any) -> Any:
+        """``agg({column: "std"}, ...)`` (``ddof=1``)."""
+        return self._one(column, "std", kwargs)
+
+    def median(self, column: str, **kwargs: Any) -> Any:
+        """``agg({column: "median"}, ...)``."""
+        return self._one(column, "median", kwargs)
+
+    def quantile(self, column: str, q: float, **kwargs: Any) -> Any:
+        """``agg({column: skdp.analysis.quantile(q)}, ...)``."""
+        return self._one(column, _aggregates.quantile(q), kwargs)
+
+    def _one(self, column, agg, kwargs):
+        return self._query(_aggregates.parse_spec({column: agg}), **_query_kwargs(kwargs))
+
+    def accuracy(self, spec: dict | None = None, *, epsilon: float, delta: float | None = None,
+                 alpha: float = 0.05) -> Any:
+        """The noise of a query, before it is run: nothing is read and nothing charged.
+
+        Parameters
+        ----------
+        spec : dict, optional
+            As in :meth:`agg`; None describes :meth:`count`.
+        epsilon, delta : as in :meth:`agg`
+        alpha : float in (0, 1), default=0.05
+
+        Returns
+        -------
+        DataFrame
+            Of the input's kind (pandas for dask), one row per noisy quantity:
+            ``quantity`` (what is noised), ``noise`` (``laplace``,
+            ``gaussian``, or ``exponential mechanism``), ``std`` (of the
+            noise, in the column's units) and ``half_width`` (of its central
+            1 − α interval; for a quantile, the rank error in rows exceeded
+            with probability α; for a privately chosen key, the people a key
+            needs to be released with probability 1 − α).
+        """
+        aggregates = ([(None, Aggregate("count"))] if spec is None
+                      else _aggregates.parse_spec(spec))
+        alpha = _check_alpha(alpha)
+        plan, bounds, _ = self._prepare(aggregates, epsilon, delta)
+        names, kinds, stds, widths = [], [], [], []
+        needs = _aggregates.sums_needed(aggregates)
+        if plan.n_sums:
+            sens = [_aggregates.sensitivity(part, *bounds.get(column, (0.0, 1.0)))
+                    for column, part in needs]
+            dist, scales = plan.sum_noise(sens)
+            for (column, part), scale in zip(needs, scales):
+                names.append(_quantity_name(column, part))
+                kinds.append(dist)
+                stds.append(_plan.noise_std(dist, scale))
+                widths.append(_plan.noise_half_width(dist, scale, alpha))
+        for column, agg in aggregates:
+            if agg.kind == "quantile":
+                names.append(f"{column} {agg.label} (rank, rows)")
+                kinds.append("exponential mechanism")
+                stds.append(math.nan)
+                widths.append(plan.rank_error(alpha) if plan.epsilon < math.inf else 0.0)
+        if plan.select:
+            eps, d = plan.budgets["select"]
+            names.append("key kept (people)")
+            kinds.append("laplace threshold")
+            stds.append(_plan.noise_std("laplace", _keys.selection_scale(eps, plan.max_groups)))
+            widths.append(_keys.people_needed(eps, d, plan.max_groups, alpha))
+        columns = {"quantity": np.array(names, dtype=object), "noise": np.array(kinds, dtype=object),
+                   "std": np.array(stds), "half_width": np.array(widths)}
+        return _plain(self._table._engine, columns)
+
+    # ------------------------------------------------------------------
+    def _prepare(self, aggregates, epsilon, delta):
+        """Validate a query and plan it, reading metadata only."""
+        table = self._table
+        epsilon = check_epsilon(epsilon)
+        delta = table.delta if delta is None else check_delta(delta)
+        if epsilon < math.inf and self._keys is None and self._by and delta == 0:
+            raise ValueError("Choosing keys privately (keys=None) needs delta > 0: a key that "
+                             "one person alone holds is kept with probability delta.")
+        columns = set(table._engine.columns())
+        bounds = {}
+        estimate = []
+        for column, agg in aggregates:
+            if column is None:
+                continue
+            if column not in columns:
+                raise ValueError(f"Unknown column {column!r}.")
+            if not table._engine.is_numeric(column):
+                raise ValueError(f"Column {column!r} is not numeric: it has no {agg.label}. "
+                                 "Group by it, or count its values with a group-by.")
+            if agg.kind == "count":
+                continue
+            if column in table._bounds:
+                bounds[column] = table._bounds[column]
+            elif column in table._released_bounds:
+                bounds[column] = table._released_bounds[column]
+            elif column not in estimate:
+                estimate.append(column)
+        n_rows = table._engine.n_rows()
+        if n_rows == 0:
+            raise ValueError("The table is empty.")
+        n_quantiles = sum(agg.kind == "quantile" for _, agg in aggregates)
+        plan = _plan.Plan(
+            epsilon=epsilon, delta=delta,
+            n_sums=len(_aggregates.sums_needed(aggregates)),
+            n_quantiles=n_quantiles, n_aggregates=len(aggregates),
+            select=self._keys is None and bool(self._by),
+            n_bounds=len(estimate) if epsilon < math.inf else 0,
+            max_groups=table._max_groups if self._by else 1, max_rows=table._max_rows,
+            accountant=getattr(table.budget, "accountant", "tightest"),
+        )
+        return plan, bounds, estimate
+
+    def _query(self, aggregates, epsilon, delta, intervals, alpha):
+        table = self._table
+        alpha = _check_alpha(alpha)
+        if not isinstance(intervals, (bool, np.bool_)):
+            raise TypeError(f"intervals must be a bool; got {intervals!r}.")
+        plan, bounds, estimate = self._prepare(aggregates, epsilon, delta)
+        if table.budget is not None:
+            table.budget.charge(plan.curve, label=self._label(aggregates, plan))
+        # Charged: from here on only the released values may shape what is returned.
+        rng = table._rng
+        key = int(rng.integers(2**63)) if table.privacy_unit is not None else 0
+        exact = plan.epsilon == math.inf
+        keys = self._keys if self._by else [()]
+        if plan.select or estimate:
+            keys, released = self._first_pass(plan, keys, estimate, key, rng)
+            bounds.update(released)
+            table._released_bounds.update(released)
+        values = list(dict.fromkeys(c for c, _ in aggregates if c is not None))
+        for column, agg in aggregates:
+            if column is not None and agg.kind == "count":
+                bounds.setdefault(column, (0.0, 0.0))
+        needs = _aggregates.sums_needed(aggregates)
+        quantile_columns = list(dict.fromkeys(c for c, a in aggregates if a.kind == "quantile"))
+        index = {k: i for i, k in enumerate(keys)}
+
+        def partial(chunk):
+            group = _groups_of(chunk, index)
+            group = _bounded(chunk, group, key, table)
+            return _aggregates.chunk_sums(group, len(keys), chunk.values, needs,
+                                          quantile_columns, bounds)
+
+        sums = table._engine.map_reduce(partial, keys=self._by, unit=table.privacy_unit,
+                                        values=values)
+        noisy, noise = _noisy_sums(sums, needs, bounds, plan, len(keys), rng, exact)
+        columns = {}
+        for column, agg in aggregates:
+            name = "count" if column is None else f"{column}_{agg.label}"
+            if agg.kind == "quantile":
+                value = _release_quantile(sums, column, agg.q, bounds, plan, rng, exact)
+            else:
+                value = _aggregates.finish(agg, column, noisy, bounds, exact)
+            columns[name] = value
+            if intervals:
+                lower, upper = _interval(agg, column, noisy, noise, bounds, alpha, len(keys))
+                columns[f"{name}_lower"], columns[f"{name}_upper"] = lower, upper
+        flags = _small_groups(aggregates, noisy, noise, bounds, plan, alpha, len(keys))
+        if self._by:
+            columns["too_few_rows"] = flags
+            if flags.any():
+                warnings.warn(
+                    f"{int(flags.sum())} of {len(keys)} groups hold too few rows for their "
+                    "means or quantiles to say much: see the column too_few_rows.",
+                    SmallGroupWarning, stacklevel=3)
+        if not self._by:
+            return table._scalar_or_frame(columns, aggregates, flags)
+        return table._engine.frame(self._by, keys, columns)
+
+    def _first_pass(self, plan, keys, estimate, key, rng):
+        """Choose the keys and estimate missing bounds: one pass, released at once."""
+        from ..stats import _range
+
+        table = self._table
+        index = None if plan.select else {k: i for i, k in enumerate(keys)}
+        select = plan.select
+
+        def partial(chunk):
+            if index is None:
+                group = chunk.key_codes
+            else:
+                group = _groups_of(chunk, index)
+            kept = _bounded(chunk, group, key, table)
+            out = {}
+            if select:
+                out["people"] = _people_per_key(chunk, kept)
+            for column in estimate:
+                idx = _range.bin_index(chunk.values[column][kept >= 0])
+                idx = idx[idx >= 0]
+                out[column] = np.bincount(idx, minlength=_range.N_BINS)
+            return out
+
+        result = table._engine.map_reduce(partial, keys=self._by, unit=table.privacy_unit,
+                                          values=estimate)
+        if select:
+            eps, d = plan.budgets["select"]
+            keys = _keys.select_keys(result.get("people", {}), epsilon=eps, delta=d,
+                                     max_groups=plan.max_groups, rng=rng)
+        released = {}
+        if estimate:
+            eps, d = plan.budgets["bounds"]
+            sens = plan.max_rows * plan.max_groups  # rows a person keeps in all
+            counts = np.stack([result[c] for c in estimate])
+            noisy = _core_noisy_counts(counts, eps, d, rng, len(estimate), sens)
+            lower, upper = _range._hull(np.asarray(noisy, dtype=float),
+                                        sens * _range._threshold(eps, d, len(estimate)))
+            for column, lo, hi in zip(estimate, lower, upper):
+                released[column] = (float(lo), float(hi))
+        return keys, released
+
+    def _label(self, aggregates, plan):
+        """The ledger's label: the query's public parameters only."""
+        parts = {}
+        for column, agg in aggregates:
+            parts.setdefault("*" if column is None else column, []).append(agg.label)
+        what = "; ".join(f"{c}: {', '.join(a)}" for c, a in parts.items())
+        table = self._table
+        if not self._by:
+            where = "table"
+        elif self._keys is None:
+            where = f"groupby({self._by}, keys chosen privately)"
+        else:
+            where = f"groupby({self._by}, {len(self._keys)} public keys)"
+        unit = "rows" if table.privacy_unit is None else (
+            f"{table.privacy_unit!r} (max_groups_per_unit={plan.max_groups}, "
+            f"max_rows_per_unit={plan.max_rows})")
+        return (f"skdp.analysis {where}.agg({what}) epsilon={plan.epsilon:.6g}, "
+                f"delta={plan.delta:.6g}, privacy_unit={unit}")
+
+
+def _query_kwargs(kwargs):
+    allowed = {"epsilon", "delta", "intervals", "alpha"}
+    unknown = set(kwargs) - allowed
+    if unknown:
+        raise TypeError(f"Unexpected keyword argument {sorted(unknown)[0]!r}.")
+    if "epsilon" not in kwargs:
+        raise TypeError("Missing keyword argument 'epsilon'.")
+    return {"epsilon": kwargs["epsilon"], "delta": kwargs.get("delta"),
+            "intervals": kwargs.get("intervals", False), "alpha": kwargs.get("alpha", 0.05)}
+
+
+def _quantity_name(column, part):
+    names = {"rows": "rows", "n": "count", "sum": "sum", "s1": "centred sum",
+             "s2": "centred sum of squares"}
+    return names[part] if column is None else f"{column} {names[part]}"
+
+
+def _core_noisy_counts(counts, eps, delta, rng, n_outputs, sensitivity):
+    from ..stats import _core
+
+    return _core._noisy_counts(counts, epsilon=eps, delta=delta, rng=rng, secure=False,
+                               n_outputs=n_outputs, sensitivity=sensitivity)
+
+
+def _groups_of(chunk, index):
+    """Each row's position in the released keys, -1 where its key is not released."""
+    lookup = np.array([index.get(k, -1) for k in chunk.key_values] + [-1], dtype=np.int64)
+    return lookup[chunk.key_codes]  # code -1 (a null key) reads the trailing -1
+
+
+def _bounded(chunk, group, key, table):
+    """``group`` with -1 for the rows that contribution bounding leaves out."""
+    if chunk.unit is None:
+        return group
+    keep = bound_contributions(chunk.unit, group, row_priorities(chunk.positions, key),
+                               max_groups=table._max_groups, max_rows=table._max_rows)
+    return np.where(keep, group, -1)
+
+
+def _people_per_key(chunk, group):
+    """{key: number of people with a kept row of that key} for one chunk."""
+    live = group >= 0
+    if chunk.unit is None:
+        counts = np.bincount(group[live], minlength=len(chunk.key_values))
+    else:
+        pairs = np.unique(np.stack([chunk.unit[live], group[live]]), axis=1)
+        counts = np.bincount(pairs[1], minlength=len(chunk.key_values))
+    return {k: int(c) for k, c in zip(chunk.key_values, counts) if c}
+
+
+def _noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
+    """Each needed sum plus its noise; and each sum's (distribution, scale)."""
+    noisy, noise = {}, {}
+    if not needs:
+        return noisy, noise
+    sens = [_aggregates.sensitivity(part, *bounds.get(column, (0.0, 1.0)))
+            for column, part in needs]
+    if exact:
+        for need in needs:
+            noisy[need] = np.asarray(sums[need], dtype=float)
+            noise[need] = ("none", 0.0)
+        return noisy, noise
+    dist, scales = plan.sum_noise(sens)
+    draw = rng.laplace if dist == "laplace" else rng.normal
+    for need, scale in zip(needs, scales):
+        noisy[need] = np.asarray(sums[need], dtype=float) + draw(0.0, scale, size=n_groups)
+        noise[need] = (dist, float(scale))
+    return noisy, noise
+
+
+def _release_quantile(sums, column, level, bounds, plan, rng, exact):
+    n = np.cumsum(sums[(column, "le")], axis=1)[:, -1].astype(float)
+    losses = _aggregates.quantile_losses(sums[(column, "lt")], sums[(column, "le")], n, level)
+    points = _aggregates.grid(*bounds[column])
+    if exact:
+        out = _aggregates.sample_quantiles(losses, points, math.inf, 1.0, rng)
+        return np.where(n > 0, out, np.nan)
+    return _aggregates.sample_quantiles(losses, points, plan.quantile_epsilon, plan.max_rows, rng)
+
+
+def _half(noise, need, alpha):
+    dist, scale = noise[need]
+    return 0.0 if dist == "none" else _plan.noise_half_width(dist, scale, alpha)
+
+
+def _std(noise, need):
+    dist, scale = noise[need]
+    return 0.0 if dist == "none" else _plan.noise_std(dist, scale)
+
+
+def _interval(agg, column, noisy, noise, bounds, alpha, n_groups):
+    """The (1 − α) noise interval of one aggregate per group (post-processing)."""
+    if agg.kind == "quantile":
+        nan = np.full(n_groups, np.nan)
+        return nan, nan
+    value = _aggregates.finish(agg, column, noisy, bounds, exact=False)
+    if column is None or agg.kind in ("count", "sum"):
+        need = (column, "rows") if column is None else (
+            (column, "n") if agg.kind == "count" else (column, "sum"))
+        half = _half(noise, need, alpha)
+        return value - half, value + half
+    from scipy.special import ndtri
+
+    z = float(ndtri(1.0 - alpha / 2.0))
+    lower_b, upper_b = bounds[column]
+    h = (upper_b - lower_b) / 2.0
+    n = np.maximum(noisy[(column, "n")], 1.0)
+    s1 = noisy[(column, "s1")]
+    sd_n, sd_1 = _std(noise, (column, "n")), _std(noise, (column, "s1"))
+    if agg.kind == "mean":
+        # m = c + s1/n: ∂m/∂s1 = 1/n, ∂m/∂n = −s1/n² (linearised; noise only)
+        sd = np.sqrt((sd_1 / n) ** 2 + (s1 * sd_n / n**2) ** 2)
+        return np.clip(value - z * sd, lower_b, upper_b), np.clip(value + z * sd, lower_b, upper_b)
+    s2 = noisy[(column, "s2")]
+    sd_2 = _std(noise, (column, "s2"))
+    # v = s2/n + h²/2 − (s1/n)²: ∂v/∂s2 = 1/n, ∂v/∂s1 = −2s1/n², ∂v/∂n = −s2/n² + 2s1²/n³
+    sd = np.sqrt((sd_2 / n) ** 2 + (2 * s1 * sd_1 / n**2) ** 2
+                 + ((-s2 / n**2 + 2 * s1**2 / n**3) * sd_n) ** 2)
+    var = _aggregates.finish(Aggregate("var"), column, noisy, bounds, exact=False)
+    lower, upper = np.maximum(var - z * sd, 0.0), np.minimum(var + z * sd, h * h * 2.0)
+    if agg.kind == "std":
+        return np.sqrt(lower), np.sqrt(upper)
+    return lower, upper
+
+
+def _small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups):
+    """Groups whose means or quantiles say little, from the released values and public noise."""
+    flags = np.zeros(n_groups, dtype=bool)
+    if plan.epsilon == math.inf:
+        return flags
+    for column, agg in aggregates:
+        if column is None or agg.kind in ("count", "sum"):
+            continue
+        lower_b, upper_b = bounds[column]
+        if agg.kind == "quantile":
+            n = noisy[(column, "n")]
+            flags |= plan.rank_error(alpha) > _SMALL_SHARE * np.maximum(n, 0.0)
+            continue
+        mean = Aggregate("mean")
+        lower, upper = _interval(mean, column, noisy, noise, bounds, alpha, n_groups)
+        flags |= (upper - lower) > 2 * _SMALL_SHARE * (upper_b - lower_b)
+    return flags
+
+
+class GroupBy(_Queries):
+    """A group-by of a :class:`PrivateTable`: its queries release one row per key.
+
+    Made by :meth:`PrivateTable.groupby`; every method is one query, charged
+    once (see :meth:`agg`).
+    """
+
+    def __init__(self, table: PrivateTable, by: list, keys: list | None):
+        self._table = table
+        self._by = by
+        self._keys = keys
+
+    def __repr__(self):
+        keys = "chosen privately" if self._keys is None else f"{len(self._keys)} public"
+        return f"<GroupBy by={self._by} keys: {keys}>"
+
+
+class PrivateTable(_Queries):
+    """A DataFrame behind a privacy budget: private counts, sums, means and quantiles.
+
+    Every query (:meth:`count`, :meth:`agg`, ..., and the same on
+    :meth:`groupby`) is one release charged once to ``budget`` before any
+    value is read; disjoint groups compose in parallel, so a group-by costs
+    what one group costs. Works on pandas, polars and dask DataFrames: the
+    result is of the input's kind (pandas for dask), and a dask table is
+    reduced where its partitions live.
+
+    Parameters
+    ----------
+    data : pandas, polars or dask DataFrame
+    budget : PrivacyBudget, optional
+        Charged once per query. Without one, queries are still private at
+        their own (ε, δ), but nothing keeps count.
+    bounds : dict, optional
+        ``{column: (lower, upper)}``, public bounds of numeric columns; values
+        are clipped to them. A column without bounds that a sum, mean,
+        variance or quantile needs gets private bounds from its first such
+        query, which spends a share of that query's ε on them (see
+        :mod:`skdp.analysis._plan`) and keeps them for later queries.
+    privacy_unit : str, optional
+        The column that identifies a person. None: each row is one person.
+    max_rows_per_unit : int, optional
+        Rows a person keeps in each group (1 by default with a privacy unit),
+        sampled at random, never by value.
+    max_groups_per_unit : int, optional
+        Groups a person keeps in a group-by (1 by default with a privacy unit).
+    delta : float in [0, 1), default=1e-5
+        The default δ of queries.
+    random_state : None, int or numpy.random.Generator
+        The noise of every query; secret, never recorded.
+
+    Attributes
+    ----------
+    released_bounds : dict
+        The bounds that queries released privately, column by column.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from skdp import PrivacyBudget
+    >>> from skdp.analysis import PrivateTable
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"region": rng.choice(["N", "S"], 10_000),
+    ...                    "income": rng.uniform(0, 100_000, 10_000)})
+    >>> budget = PrivacyBudget(2.0, 1e-5)
+    >>> t = PrivateTable(df, budget=budget, bounds={"income": (0, 100_000)}, random_state=0)
+    >>> res = t.groupby("region", keys=["N", "S"]).agg({"income": "mean"}, epsilon=1.0)
+    >>> list(res.columns), list(res.index)
+    (['income_mean', 'too_few_rows'], ['N', 'S'])
+    >>> bool((abs(res["income_mean"] - 50_000) < 2_000).all())
+    True
+    >>> len(budget)
+    1
+    """
+
+    def __init__(self, data: Any, *, budget: PrivacyBudget | None = None,
+                 bounds: dict | None = None, privacy_unit: str | None = None,
+                 max_rows_per_unit: int | None = None, max_groups_per_unit: int | None = None,
+                 delta: float = 1e-5, random_state: RandomStateLike = None):
+        self._engine = engine_for(data)
+        self.budget = check_budget(budget)
+        self.delta = check_delta(delta)
+        columns = self._engine.columns()
+        if privacy_unit is not None and privacy_unit not in columns:
+            raise ValueError(f"privacy_unit: unknown column {privacy_unit!r}.")
+        if privacy_unit is None and (max_rows_per_unit is not None
+                                     or max_groups_per_unit is not None):
+            raise ValueError("max_rows_per_unit and max_groups_per_unit bound a person's rows: "
+                             "they need privacy_unit, the column that names the person.")
+        self.privacy_unit = privacy_unit
+        self._max_rows = _check_positive_int(
+            1 if max_rows_per_unit is None else max_rows_per_unit, "max_rows_per_unit")
+        self._max_groups = _check_positive_int(
+            1 if max_groups_per_unit is None else max_groups_per_unit, "max_groups_per_unit")
+        self._bounds = self._check_bounds(bounds or {}, columns)
+        self._rng = check_generator(random_state)
+        self._released_bounds: dict = {}
+        self._table = self
+        self._by: list = []
+        self._keys: list | None = [()]
+
+    def _check_bounds(self, bounds, columns):
+        if not isinstance(bounds, dict):
+            raise TypeError("bounds must be a dict {column: (lower, upper)}.")
+        out = {}
+        for column, pair in bounds.items():
+            if column not in columns:
+                raise ValueError(f"bounds: unknown column {column!r}.")
+            if not self._engine.is_numeric(column):
+                raise ValueError(f"bounds: column {column!r} is not numeric.")
+            try:
+                lower, upper = (float(v) for v in pair)
+            except (TypeError, ValueError):
+                raise ValueError(f"bounds of column {column!r} must be two numbers "
+                                 "(lower, upper).") from None
+            if not (math.isfinite(lower) and math.isfinite(upper)):
+                raise ValueError(f"bounds of column {column!r} must be finite.")
+            if not lower < upper:
+                raise ValueError(f"bounds of column {column!r}: lower must be below upper.")
+            out[column] = (lower, upper)
+        return out
+
+    @property
+    def released_bounds(self) -> dict:
+        return dict(self._released_bounds)
+
+    @property
+    def max_rows_per_unit(self) -> int:
+        return self._max_rows
+
+    @property
+    def max_groups_per_unit(self) -> int:
+        return self._max_groups
+
+    def groupby(self, by: str | Sequence[str], *, keys: Any = None) -> GroupBy:
+        """Group the table by one or several columns.
+
+        Parameters
+        ----------
+        by : str or list of str
+        keys : list, dict or DataFrame, optional
+            The public keys: a list of values (of tuples for several
+            columns), a dict ``{column: values}`` (all their combinations) or
+            a DataFrame of key rows. Every public key gets a row, with noisy
+            zeros where the data has none; rows of other keys are left out.
+            None: the keys are chosen privately, and only keys held by
+            enough people are released (this needs ``delta > 0``).
+
+        Returns
+        -------
+        GroupBy
+        """
+        by = [by] if isinstance(by, str) else list(by)
+        if not by:
+            raise ValueError("by names no column.")
+        columns = self._engine.columns()
+        for column in by:
+            if column not in columns:
+                raise ValueError(f"groupby: unknown column {column!r}.")
+            if column == self.privacy_unit:
+                raise ValueError(f"groupby: {column!r} is the privacy unit; grouping by it "
+                                 "would release one row per person.")
+        if len(set(by)) != len(by):
+            raise ValueError("groupby names a column twice.")
+        return GroupBy(self, by, _keys.check_keys(keys, by, self._engine.kind))
+
+    def _scalar_or_frame(self, columns, aggregates, flags):
+        if len(aggregates) == 1 and len(columns) == 1:
+            return float(next(iter(columns.values()))[0])
+        columns = dict(columns)
+        columns["too_few_rows"] = flags
+        return self._engine.frame([], [()], columns)
+
+    def __repr__(self):
+        unit = "one row per person" if self.privacy_unit is None else \
+            f"privacy unit {self.privacy_unit!r}"
+        return f"<PrivateTable ({self._engine.kind}), {unit}>"
+
+
+def _plain(engine, columns):
+    """A frame of ``columns`` with a default index, of the engine's kind."""
+    if engine.kind == "polars":
+        import polars as pl
+
+        return pl.DataFrame({k: list(v) for k, v in columns.items()})
+    import pandas as pd
+
+    return pd.DataFrame(columns)
