@@ -13,14 +13,14 @@ from sklearn.preprocessing import OneHotEncoder
 from .accounting import RDPCurve
 from .accounting._accountants import check_accountant, spend_of
 from .model_selection._params import _nested_params, _quiet, _set_nested
-from .model_selection._search import (
-    _BaseDPSearch,
+from .model_selection._probe import (
     _CurveRecorder,
     _n_samples,
     _placeholder_X,
     _placeholder_y,
     _probe,
 )
+from .model_selection._search import _BaseDPSearch
 from .utils import DEFAULT_DELTA, check_delta
 
 if TYPE_CHECKING:

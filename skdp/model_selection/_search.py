@@ -40,7 +40,6 @@ from .._base import DPEstimatorMixin
 from ..accounting import epsilon_of as accounting_epsilon_of
 from ..accounting._bisect import largest_within
 from ..accounting import (
-    DEFAULT_ORDERS,
     DiscreteGaussianEvent,
     RDPCurve,
     private_selection_rdp,
@@ -60,6 +59,7 @@ from ._params import (
     _set_nested,
     _with_params,
 )
+from ._probe import _CurveRecorder, _ProbeStop, _n_samples, _placeholder_X, _train_curve
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -80,49 +80,6 @@ class NoCandidateWarning(UserWarning):
     """
 
 _DISTRIBUTIONS = ("logarithmic", "geometric", "truncated_negative_binomial", "poisson")
-
-
-# -- recording the curves that a fit would charge ------------------------------------
-class _ProbeStop(Exception):
-    """Raised by a probing budget at a charge: the fit stops before reading the data."""
-
-
-class _CurveRecorder(PrivacyBudget):
-    """A budget-shaped object that records curves and never touches a ledger.
-
-    Copies and clones return the same recorder (as for a real budget). With
-    ``stop=True`` a charge records the curve and raises :class:`_ProbeStop`:
-    an skdp fit charges before it reads any value of the data, so it stops
-    having read only shapes and dtypes.
-    """
-
-    # Plain class attributes shadow PrivacyBudget's properties: there is no ledger.
-    epsilon, delta, orders, path = math.inf, 0.0, DEFAULT_ORDERS, None
-
-    def __init__(self):  # no ledger on purpose
-        self.curves, self.stop = [], False
-
-    def charge(self, curve, *, label=None):
-        self.curves.append(curve)
-        if self.stop:
-            raise _ProbeStop()
-
-    def can_afford(self, curve):
-        return True
-
-    def total(self):
-        return sum(self.curves, RDPCurve.zero())
-
-    def __reduce__(self):
-        raise TypeError("A curve recorder never leaves its process.")
-
-    def __eq__(self, other):
-        return other is self
-
-    __hash__ = object.__hash__
-
-    def __repr__(self):
-        return "<skdp internal curve recorder>"
 
 
 def _secret_seeds(estimator, rng):
@@ -259,117 +216,6 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
         "every step must be an skdp estimator or a transformer that learns nothing from the "
         "data (FunctionTransformer, OneHotEncoder with explicit categories, 'passthrough', "
         "'drop', Pipeline / ColumnTransformer of these).")
-
-
-# -- probing a candidate's curve on placeholders --------------------------------------
-def _placeholder_X(X, n):
-    """An input with ``X``'s columns and dtypes and ``n`` rows, holding no value of ``X``.
-
-    Numeric columns hold 0, boolean ones False, categorical ones their dtype's
-    first category, other DataFrame columns missing values, object arrays 0. Only the shape, the
-    dtypes and the column names of ``X`` are read.
-    """
-    if hasattr(X, "dtypes") and hasattr(X, "columns"):  # a DataFrame
-        import pandas as pd
-
-        columns = {}
-        for i, (name, dtype) in enumerate(X.dtypes.items()):
-            if isinstance(dtype, pd.CategoricalDtype):
-                codes = np.zeros(n, dtype=int) if len(dtype.categories) else np.full(n, -1)
-                columns[i] = pd.Categorical.from_codes(codes, dtype=dtype)
-            elif dtype.kind in "biufc":
-                # pandas' nullable Int64, Float64, boolean: zeros of their numpy type
-                numeric = getattr(dtype, "numpy_dtype", dtype)
-                columns[i] = pd.Series(np.zeros(n, dtype=numeric), dtype=dtype)
-            else:
-                columns[i] = pd.Series([None] * n, dtype=dtype)
-        frame = pd.DataFrame(columns)
-        frame.columns = X.columns
-        return frame
-    shape = getattr(X, "shape", None)
-    dtype = getattr(X, "dtype", None)
-    if shape is None or dtype is None:  # a list: its shape and dtype as an array
-        arr = np.asarray(X)
-        shape, dtype = arr.shape, arr.dtype
-    shape = (n,) + tuple(shape[1:])
-    if np.dtype(dtype).kind in "biufc":
-        return np.zeros(shape, dtype=dtype)
-    # Object arrays: integer 0s, numeric for numeric steps, an unknown category for encoders.
-    return np.zeros(shape, dtype=object)
-
-
-def _placeholder_y(estimator, y, n):
-    """``n`` labels cycling through the public label set.
-
-    The label set is the final estimator's ``classes`` parameter when given,
-    otherwise the labels present in ``y`` (what the classifier would itself
-    read while validating its input).
-    """
-    final = estimator.steps[-1][1] if isinstance(estimator, Pipeline) else estimator
-    classes = final.get_params(deep=False).get("classes") if hasattr(final, "get_params") else None
-    if classes is None:
-        classes = np.unique(np.asarray(y))
-    return np.resize(np.asarray(classes), n)
-
-
-def _probe(estimator, X, y, recorder):
-    """Record the curves that fitting ``estimator`` on (X, y) charges.
-
-    ``X`` and ``y`` are placeholders (see :func:`_placeholder_X`): a
-    candidate's curve depends on its parameters and the public sizes only.
-    The leading steps of a Pipeline fit on the placeholders (skdp steps
-    record their curve; allowed public steps learn nothing); the last step,
-    or a lone skdp estimator, stops at its charge; a ColumnTransformer is
-    fitted in full (each skdp part records its curve).
-    """
-    if isinstance(estimator, Pipeline):
-        Xt = X
-        for _, step in estimator.steps[:-1]:
-            if step is None or step == "passthrough":
-                continue
-            recorder.stop = False
-            Xt = step.fit_transform(Xt, y)
-        last = estimator.steps[-1][1]
-        if last is not None and last != "passthrough":
-            _probe(last, Xt, y, recorder)
-        return
-    # An skdp estimator (or a private search) charges once: it stops there. A
-    # ColumnTransformer may hold several skdp parts: it is fitted in full.
-    recorder.stop = _is_private(estimator)
-    try:
-        estimator.fit(X, y)
-    except _ProbeStop:
-        pass
-    finally:
-        recorder.stop = False
-
-
-def _train_curve(estimator, params, X_like, y_like, n):
-    """The curve that fitting a candidate on ``n`` rows like (X, y) charges.
-
-    Probes on placeholders of ``n`` rows: no value of ``X`` or ``y`` is read
-    (except the label set of ``y`` when the classifier has no ``classes``).
-    """
-    candidate = _with_params(estimator, params)
-    recorder = _CurveRecorder()
-    if not _set_nested(candidate, "budget", lambda: recorder):
-        raise ValueError(
-            "The estimator has no `budget` parameter: it is not an skdp estimator, and a "
-            "non-private fit inside a private search would void its guarantee."
-        )
-    # Outputs of the probe are thrown away: an unknown placeholder category may map to zeros.
-    for key, value in candidate.get_params(deep=True).items():
-        if isinstance(value, OneHotEncoder):
-            value.set_params(handle_unknown="ignore")
-    if isinstance(candidate, OneHotEncoder):  # pragma: no cover - never a classifier
-        candidate.set_params(handle_unknown="ignore")
-    _probe(candidate, _placeholder_X(X_like, n), _placeholder_y(candidate, y_like, n), recorder)
-    if not recorder.curves:
-        raise ValueError(
-            f"Fitting the candidate {params!r} charged nothing: every step that learns "
-            "from the data must be an skdp estimator."
-        )
-    return recorder.total()
 
 
 # -- checking the real input before the charge ----------------------------------------
@@ -543,14 +389,6 @@ def _check_public_labels(estimator, y):
     for classes in _nested_params(estimator, "classes").values():
         if classes is not None:
             check_classes(np.asarray(y), classes, private=False, min_classes=1)
-
-
-def _n_samples(X):
-    if hasattr(X, "shape") and len(X.shape) >= 1:
-        return int(X.shape[0])
-    if hasattr(X, "__len__"):
-        return len(X)
-    return int(np.asarray(X).shape[0])  # an array-like with only __array__
 
 
 # -- one run, in a worker -------------------------------------------------------------

@@ -17,14 +17,8 @@ from .._unsupported import refuse_unsupported
 from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
 from ..model_selection._params import _nested_params, _quiet
-from ..model_selection._search import (
-    _CurveRecorder,
-    _check_values,
-    _n_samples,
-    _placeholder_X,
-    _probe,
-    _sync_fitted_copies,
-)
+from ..model_selection._probe import _CurveRecorder, _n_samples, _placeholder_X, _probe
+from ..model_selection._search import _check_values, _sync_fitted_copies
 
 if TYPE_CHECKING:
     from typing import Any
