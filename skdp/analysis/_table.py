@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..utils import check_budget, check_delta, check_epsilon, check_generator
-from . import _aggregates, _keys, _plan
+from . import _aggregates, _keys, _passes, _plan, _release
 from ._aggregates import Aggregate
 from ._engines import engine_for
-from ._unit import bound_contributions, row_priorities
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,11 +21,6 @@ if TYPE_CHECKING:
     from ..budget import PrivacyBudget
 
 __all__ = ["PrivateTable", "GroupBy", "SmallGroupWarning"]
-
-# A group is flagged when the (1 − α) interval of one of its means covers more than this
-# share of the column's range, or a quantile's rank error exceeds this share of its count.
-_SMALL_SHARE = 0.25
-
 
 class SmallGroupWarning(UserWarning):
     """Some groups hold too few rows for their means or quantiles to say much.
@@ -172,7 +166,7 @@ class _Queries:
                     for column, part in needs]
             dist, scales = plan.sum_noise(sens)
             for (column, part), scale in zip(needs, scales):
-                names.append(_quantity_name(column, part))
+                names.append(_release.quantity_name(column, part))
                 kinds.append(dist)
                 stds.append(_plan.noise_std(dist, scale))
                 widths.append(_plan.noise_half_width(dist, scale, alpha))
@@ -252,44 +246,38 @@ class _Queries:
             keys, released = self._first_pass(plan, keys, estimate, key, rng)
             bounds.update(released)
             table._released_bounds.update(released)
-        values = list(dict.fromkeys(c for c, _ in aggregates if c is not None))
         for column, agg in aggregates:
             if column is not None and agg.kind == "count":
-                bounds.setdefault(column, (0.0, 0.0))
+                bounds.setdefault(column, (0.0, 0.0))  # counts read presence only
         needs = _aggregates.sums_needed(aggregates)
         quantile_columns = list(dict.fromkeys(c for c, a in aggregates if a.kind == "quantile"))
-        index = {k: i for i, k in enumerate(keys)}
-
-        def partial(chunk):
-            group = _groups_of(chunk, index)
-            group = _bounded(chunk, group, key, table)
-            return _aggregates.chunk_sums(group, len(keys), chunk.values, needs,
-                                          quantile_columns, bounds)
-
-        sums = table._engine.map_reduce(partial, keys=self._by, unit=table.privacy_unit,
-                                        values=values)
-        noisy, noise = _noisy_sums(sums, needs, bounds, plan, len(keys), rng, exact)
+        sums = table._engine.map_reduce(
+            _passes.AggregatePass({k: i for i, k in enumerate(keys)}, key, table._max_groups,
+                                  table._max_rows, needs, quantile_columns, bounds),
+            keys=self._by, unit=table.privacy_unit,
+            values=list(dict.fromkeys(c for c, _ in aggregates if c is not None)))
+        n_groups = len(keys)
+        noisy, noise = _release.noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact)
         columns = {}
         for column, agg in aggregates:
             name = "count" if column is None else f"{column}_{agg.label}"
             if agg.kind == "quantile":
-                value = _release_quantile(sums, column, agg.q, bounds, plan, rng, exact)
+                columns[name] = _release.release_quantile(sums, column, agg.q, bounds, plan, rng,
+                                                          exact)
             else:
-                value = _aggregates.finish(agg, column, noisy, bounds, exact)
-            columns[name] = value
+                columns[name] = _aggregates.finish(agg, column, noisy, bounds, exact)
             if intervals:
-                lower, upper = _interval(agg, column, noisy, noise, bounds, alpha, len(keys))
-                columns[f"{name}_lower"], columns[f"{name}_upper"] = lower, upper
-        flags = _small_groups(aggregates, noisy, noise, bounds, plan, alpha, len(keys))
-        if self._by:
-            columns["too_few_rows"] = flags
-            if flags.any():
-                warnings.warn(
-                    f"{int(flags.sum())} of {len(keys)} groups hold too few rows for their "
-                    "means or quantiles to say much: see the column too_few_rows.",
-                    SmallGroupWarning, stacklevel=3)
+                columns[f"{name}_lower"], columns[f"{name}_upper"] = _release.interval(
+                    agg, column, noisy, noise, bounds, alpha, n_groups)
+        flags = _release.small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups)
         if not self._by:
             return table._scalar_or_frame(columns, aggregates, flags)
+        columns["too_few_rows"] = flags
+        if flags.any():
+            warnings.warn(
+                f"{int(flags.sum())} of {n_groups} groups hold too few rows for their means or "
+                "quantiles to say much: see the column too_few_rows.",
+                SmallGroupWarning, stacklevel=3)
         return table._engine.frame(self._by, keys, columns)
 
     def _first_pass(self, plan, keys, estimate, key, rng):
@@ -297,36 +285,20 @@ class _Queries:
         from ..stats import _range
 
         table = self._table
-        index = None if plan.select else {k: i for i, k in enumerate(keys)}
-        select = plan.select
-
-        def partial(chunk):
-            if index is None:
-                group = chunk.key_codes
-            else:
-                group = _groups_of(chunk, index)
-            kept = _bounded(chunk, group, key, table)
-            out = {}
-            if select:
-                out["people"] = _people_per_key(chunk, kept)
-            for column in estimate:
-                idx = _range.bin_index(chunk.values[column][kept >= 0])
-                idx = idx[idx >= 0]
-                out[column] = np.bincount(idx, minlength=_range.N_BINS)
-            return out
-
-        result = table._engine.map_reduce(partial, keys=self._by, unit=table.privacy_unit,
-                                          values=estimate)
-        if select:
+        result = table._engine.map_reduce(
+            _passes.FirstPass(None if plan.select else {k: i for i, k in enumerate(keys)}, key,
+                              table._max_groups, table._max_rows, plan.select, estimate),
+            keys=self._by, unit=table.privacy_unit, values=estimate)
+        if plan.select:
             eps, d = plan.budgets["select"]
             keys = _keys.select_keys(result.get("people", {}), epsilon=eps, delta=d,
                                      max_groups=plan.max_groups, rng=rng)
         released = {}
         if estimate:
             eps, d = plan.budgets["bounds"]
-            sens = plan.max_rows * plan.max_groups  # rows a person keeps in all
+            sens = plan.max_rows * plan.max_groups  # the rows a person keeps in all
             counts = np.stack([result[c] for c in estimate])
-            noisy = _core_noisy_counts(counts, eps, d, rng, len(estimate), sens)
+            noisy = _release.noisy_counts(counts, eps, d, rng, len(estimate), sens)
             lower, upper = _range._hull(np.asarray(noisy, dtype=float),
                                         sens * _range._threshold(eps, d, len(estimate)))
             for column, lo, hi in zip(estimate, lower, upper):
@@ -362,139 +334,6 @@ def _query_kwargs(kwargs):
         raise TypeError("Missing keyword argument 'epsilon'.")
     return {"epsilon": kwargs["epsilon"], "delta": kwargs.get("delta"),
             "intervals": kwargs.get("intervals", False), "alpha": kwargs.get("alpha", 0.05)}
-
-
-def _quantity_name(column, part):
-    names = {"rows": "rows", "n": "count", "sum": "sum", "s1": "centred sum",
-             "s2": "centred sum of squares"}
-    return names[part] if column is None else f"{column} {names[part]}"
-
-
-def _core_noisy_counts(counts, eps, delta, rng, n_outputs, sensitivity):
-    from ..stats import _core
-
-    return _core._noisy_counts(counts, epsilon=eps, delta=delta, rng=rng, secure=False,
-                               n_outputs=n_outputs, sensitivity=sensitivity)
-
-
-def _groups_of(chunk, index):
-    """Each row's position in the released keys, -1 where its key is not released."""
-    lookup = np.array([index.get(k, -1) for k in chunk.key_values] + [-1], dtype=np.int64)
-    return lookup[chunk.key_codes]  # code -1 (a null key) reads the trailing -1
-
-
-def _bounded(chunk, group, key, table):
-    """``group`` with -1 for the rows that contribution bounding leaves out."""
-    if chunk.unit is None:
-        return group
-    keep = bound_contributions(chunk.unit, group, row_priorities(chunk.positions, key),
-                               max_groups=table._max_groups, max_rows=table._max_rows)
-    return np.where(keep, group, -1)
-
-
-def _people_per_key(chunk, group):
-    """{key: number of people with a kept row of that key} for one chunk."""
-    live = group >= 0
-    if chunk.unit is None:
-        counts = np.bincount(group[live], minlength=len(chunk.key_values))
-    else:
-        pairs = np.unique(np.stack([chunk.unit[live], group[live]]), axis=1)
-        counts = np.bincount(pairs[1], minlength=len(chunk.key_values))
-    return {k: int(c) for k, c in zip(chunk.key_values, counts) if c}
-
-
-def _noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
-    """Each needed sum plus its noise; and each sum's (distribution, scale)."""
-    noisy, noise = {}, {}
-    if not needs:
-        return noisy, noise
-    sens = [_aggregates.sensitivity(part, *bounds.get(column, (0.0, 1.0)))
-            for column, part in needs]
-    if exact:
-        for need in needs:
-            noisy[need] = np.asarray(sums[need], dtype=float)
-            noise[need] = ("none", 0.0)
-        return noisy, noise
-    dist, scales = plan.sum_noise(sens)
-    draw = rng.laplace if dist == "laplace" else rng.normal
-    for need, scale in zip(needs, scales):
-        noisy[need] = np.asarray(sums[need], dtype=float) + draw(0.0, scale, size=n_groups)
-        noise[need] = (dist, float(scale))
-    return noisy, noise
-
-
-def _release_quantile(sums, column, level, bounds, plan, rng, exact):
-    n = np.cumsum(sums[(column, "le")], axis=1)[:, -1].astype(float)
-    losses = _aggregates.quantile_losses(sums[(column, "lt")], sums[(column, "le")], n, level)
-    points = _aggregates.grid(*bounds[column])
-    if exact:
-        out = _aggregates.sample_quantiles(losses, points, math.inf, 1.0, rng)
-        return np.where(n > 0, out, np.nan)
-    return _aggregates.sample_quantiles(losses, points, plan.quantile_epsilon, plan.max_rows, rng)
-
-
-def _half(noise, need, alpha):
-    dist, scale = noise[need]
-    return 0.0 if dist == "none" else _plan.noise_half_width(dist, scale, alpha)
-
-
-def _std(noise, need):
-    dist, scale = noise[need]
-    return 0.0 if dist == "none" else _plan.noise_std(dist, scale)
-
-
-def _interval(agg, column, noisy, noise, bounds, alpha, n_groups):
-    """The (1 − α) noise interval of one aggregate per group (post-processing)."""
-    if agg.kind == "quantile":
-        nan = np.full(n_groups, np.nan)
-        return nan, nan
-    value = _aggregates.finish(agg, column, noisy, bounds, exact=False)
-    if column is None or agg.kind in ("count", "sum"):
-        need = (column, "rows") if column is None else (
-            (column, "n") if agg.kind == "count" else (column, "sum"))
-        half = _half(noise, need, alpha)
-        return value - half, value + half
-    from scipy.special import ndtri
-
-    z = float(ndtri(1.0 - alpha / 2.0))
-    lower_b, upper_b = bounds[column]
-    h = (upper_b - lower_b) / 2.0
-    n = np.maximum(noisy[(column, "n")], 1.0)
-    s1 = noisy[(column, "s1")]
-    sd_n, sd_1 = _std(noise, (column, "n")), _std(noise, (column, "s1"))
-    if agg.kind == "mean":
-        # m = c + s1/n: ∂m/∂s1 = 1/n, ∂m/∂n = −s1/n² (linearised; noise only)
-        sd = np.sqrt((sd_1 / n) ** 2 + (s1 * sd_n / n**2) ** 2)
-        return np.clip(value - z * sd, lower_b, upper_b), np.clip(value + z * sd, lower_b, upper_b)
-    s2 = noisy[(column, "s2")]
-    sd_2 = _std(noise, (column, "s2"))
-    # v = s2/n + h²/2 − (s1/n)²: ∂v/∂s2 = 1/n, ∂v/∂s1 = −2s1/n², ∂v/∂n = −s2/n² + 2s1²/n³
-    sd = np.sqrt((sd_2 / n) ** 2 + (2 * s1 * sd_1 / n**2) ** 2
-                 + ((-s2 / n**2 + 2 * s1**2 / n**3) * sd_n) ** 2)
-    var = _aggregates.finish(Aggregate("var"), column, noisy, bounds, exact=False)
-    lower, upper = np.maximum(var - z * sd, 0.0), np.minimum(var + z * sd, h * h * 2.0)
-    if agg.kind == "std":
-        return np.sqrt(lower), np.sqrt(upper)
-    return lower, upper
-
-
-def _small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups):
-    """Groups whose means or quantiles say little, from the released values and public noise."""
-    flags = np.zeros(n_groups, dtype=bool)
-    if plan.epsilon == math.inf:
-        return flags
-    for column, agg in aggregates:
-        if column is None or agg.kind in ("count", "sum"):
-            continue
-        lower_b, upper_b = bounds[column]
-        if agg.kind == "quantile":
-            n = noisy[(column, "n")]
-            flags |= plan.rank_error(alpha) > _SMALL_SHARE * np.maximum(n, 0.0)
-            continue
-        mean = Aggregate("mean")
-        lower, upper = _interval(mean, column, noisy, noise, bounds, alpha, n_groups)
-        flags |= (upper - lower) > 2 * _SMALL_SHARE * (upper_b - lower_b)
-    return flags
 
 
 class GroupBy(_Queries):

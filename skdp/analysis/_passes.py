@@ -1,0 +1,85 @@
+"""The passes of a query over a chunk of rows: what runs where the rows live.
+
+Each pass is a small picklable object called on one :class:`~._engines.Chunk`
+(on a dask worker, or on the whole in-memory table) that returns partial sums;
+the engine adds the partials up. A pass holds only public parameters, the
+released keys and bounds, and the secret key of the rows' priorities: never
+the table or the budget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _aggregates
+from ._unit import bound_contributions, row_priorities
+
+__all__ = []  # internal
+
+
+def groups_of(chunk, index):
+    """Each row's position in the released keys, -1 where its key is not released."""
+    lookup = np.array([index.get(k, -1) for k in chunk.key_values] + [-1], dtype=np.int64)
+    return lookup[chunk.key_codes]  # code -1 (a null key) reads the trailing -1
+
+
+def bounded(chunk, group, key, max_groups, max_rows):
+    """``group`` with -1 for the rows that contribution bounding leaves out."""
+    if chunk.unit is None:
+        return group
+    keep = bound_contributions(chunk.unit, group, row_priorities(chunk.positions, key),
+                               max_groups=max_groups, max_rows=max_rows)
+    return np.where(keep, group, -1)
+
+
+def people_per_key(chunk, group):
+    """{key: number of people with a kept row of that key} for one chunk."""
+    live = group >= 0
+    n_keys = len(chunk.key_values)
+    if chunk.unit is None:
+        counts = np.bincount(group[live], minlength=n_keys)
+    else:
+        pairs = np.unique(chunk.unit[live] * np.int64(n_keys) + group[live])
+        counts = np.bincount(pairs % n_keys, minlength=n_keys)
+    return {k: int(c) for k, c in zip(chunk.key_values, counts) if c}
+
+
+class FirstPass:
+    """People per key (to choose keys privately) and log-scale histograms (for bounds).
+
+    ``index`` maps the public keys to groups, or is None when the keys are
+    being chosen (then every key of the data is a group).
+    """
+
+    def __init__(self, index, key, max_groups, max_rows, select, estimate):
+        self.index, self.key = index, key
+        self.max_groups, self.max_rows = max_groups, max_rows
+        self.select, self.estimate = select, estimate
+
+    def __call__(self, chunk):
+        from ..stats import _range
+
+        group = chunk.key_codes if self.index is None else groups_of(chunk, self.index)
+        group = bounded(chunk, group, self.key, self.max_groups, self.max_rows)
+        out = {}
+        if self.select:
+            out["people"] = people_per_key(chunk, group)
+        for column in self.estimate:
+            idx = _range.bin_index(chunk.values[column][group >= 0])
+            out[column] = np.bincount(idx[idx >= 0], minlength=_range.N_BINS)
+        return out
+
+
+class AggregatePass:
+    """The sums of every aggregate per released key (:func:`._aggregates.chunk_sums`)."""
+
+    def __init__(self, index, key, max_groups, max_rows, needs, quantile_columns, bounds):
+        self.index, self.key = index, key
+        self.max_groups, self.max_rows = max_groups, max_rows
+        self.needs, self.quantile_columns, self.bounds = needs, quantile_columns, bounds
+
+    def __call__(self, chunk):
+        group = bounded(chunk, groups_of(chunk, self.index), self.key,
+                        self.max_groups, self.max_rows)
+        return _aggregates.chunk_sums(group, len(self.index), chunk.values, self.needs,
+                                      self.quantile_columns, self.bounds)
