@@ -19,7 +19,7 @@ from ..budget import PrivacyBudget
 from ..model_selection._checks import _check_values
 from ..model_selection._params import _nested_params, _quiet
 from ..model_selection._probe import _CurveRecorder, _n_samples, _placeholder_X, _probe
-from ..model_selection._search import _sync_fitted_copies
+from ..model_selection._runs import _sync_fitted_copies
 
 if TYPE_CHECKING:
     from typing import Any
