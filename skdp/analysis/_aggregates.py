@@ -230,10 +230,14 @@ def sample_quantiles(losses, points, epsilon, sensitivity, rng):
 
     The Gumbel-max trick: argmax of log-weight plus a standard Gumbel draw is
     an exact sample of the softmax (Gumbel 1954; Maddison, Tarlow & Minka
-    2014, Sec. 2). With ``epsilon=inf``, the grid point of least loss.
+    2014, Sec. 2). With ``epsilon=inf``, the middle of the grid points of least loss
+    (the loss falls, then rises: they are one run between two data values).
     """
     if epsilon == math.inf:
-        return points[np.argmin(losses, axis=1)]
+        least = losses == losses.min(axis=1, keepdims=True)
+        first = np.argmax(least, axis=1)
+        last = losses.shape[1] - 1 - np.argmax(least[:, ::-1], axis=1)
+        return points[(first + last) // 2]
     scores = -epsilon * losses / (2.0 * sensitivity) + rng.gumbel(size=losses.shape)
     return points[np.argmax(scores, axis=1)]
 

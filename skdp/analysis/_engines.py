@@ -107,11 +107,14 @@ class _Engine:
 
 
 def add_partials(a, b):
-    """The sum of two partial results: dicts of arrays, and dicts of counts per key."""
+    """Two partial results added up: arrays and dicts of counts per key are summed, and
+    ``(min, max)`` pairs give the pair of the smaller minimum and the larger maximum."""
     out = dict(a)
     for name, value in b.items():
         if name not in out:
             out[name] = value
+        elif isinstance(value, tuple):
+            out[name] = (min(out[name][0], value[0]), max(out[name][1], value[1]))
         elif isinstance(value, dict):
             merged = dict(out[name])
             for key, count in value.items():

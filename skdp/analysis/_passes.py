@@ -51,10 +51,10 @@ class FirstPass:
     being chosen (then every key of the data is a group).
     """
 
-    def __init__(self, index, key, max_groups, max_rows, select, estimate):
+    def __init__(self, index, key, max_groups, max_rows, select, estimate, exact):
         self.index, self.key = index, key
         self.max_groups, self.max_rows = max_groups, max_rows
-        self.select, self.estimate = select, estimate
+        self.select, self.estimate, self.exact = select, estimate, exact
 
     def __call__(self, chunk):
         from ..stats import _range
@@ -65,7 +65,12 @@ class FirstPass:
         if self.select:
             out["people"] = people_per_key(chunk, group)
         for column in self.estimate:
-            idx = _range.bin_index(chunk.values[column][group >= 0])
+            values = chunk.values[column][group >= 0]
+            if self.exact:  # epsilon=inf: the exact range, as pandas would see it
+                present = values[~np.isnan(values)]
+                out[column] = (present.min(initial=np.inf), present.max(initial=-np.inf))
+                continue
+            idx = _range.bin_index(values)
             out[column] = np.bincount(idx[idx >= 0], minlength=_range.N_BINS)
         return out
 

@@ -245,7 +245,8 @@ class _Queries:
         if plan.select or estimate:
             keys, released = self._first_pass(plan, keys, estimate, key, rng)
             bounds.update(released)
-            table._released_bounds.update(released)
+            if not exact:  # the exact range of an epsilon=inf query is not for later queries
+                table._released_bounds.update(released)
         for column, agg in aggregates:
             if column is not None and agg.kind == "count":
                 bounds.setdefault(column, (0.0, 0.0))  # counts read presence only
@@ -287,14 +288,19 @@ class _Queries:
         table = self._table
         result = table._engine.map_reduce(
             _passes.FirstPass(None if plan.select else {k: i for i, k in enumerate(keys)}, key,
-                              table._max_groups, table._max_rows, plan.select, estimate),
+                              table._max_groups, table._max_rows, plan.select, estimate,
+                              plan.epsilon == math.inf),
             keys=self._by, unit=table.privacy_unit, values=estimate)
         if plan.select:
             eps, d = plan.budgets["select"]
             keys = _keys.select_keys(result.get("people", {}), epsilon=eps, delta=d,
                                      max_groups=plan.max_groups, rng=rng)
         released = {}
-        if estimate:
+        if estimate and plan.epsilon == math.inf:
+            for column in estimate:
+                lo, hi = result[column]
+                released[column] = (float(lo), float(hi)) if lo <= hi else (0.0, 0.0)
+        elif estimate:
             eps, d = plan.budgets["bounds"]
             sens = plan.max_rows * plan.max_groups  # the rows a person keeps in all
             counts = np.stack([result[c] for c in estimate])
