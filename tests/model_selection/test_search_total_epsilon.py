@@ -8,7 +8,7 @@ from sklearn.pipeline import make_pipeline
 from skdp import PrivacyBudget, privacy_cost
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 from skdp.accounting import zcdp_rdp, zcdp_to_epsilon
-from skdp.model_selection._search import REFIT_SHARE_TOL, REFIT_SHARES
+from skdp.model_selection._plan import REFIT_SHARE_TOL, REFIT_SHARES
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
 

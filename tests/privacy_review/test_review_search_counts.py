@@ -30,7 +30,7 @@ from skdp import PrivacyBudget
 from skdp.accounting import zcdp_to_epsilon
 from skdp.linear_model import DPLogisticRegression
 from skdp.model_selection import DPGridSearchCV
-from skdp.model_selection._search import _count_noise_multiplier
+from skdp.model_selection._plan import _count_noise_multiplier
 from skdp.naive_bayes import DPGaussianNB
 
 
