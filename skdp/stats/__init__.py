@@ -2,7 +2,8 @@
 
 ``count``, ``sum``, ``mean``, ``var``, ``std``, ``histogram``,
 ``histogram2d``, ``histogramdd``, ``quantile``, ``percentile``, ``median``
-and the NaN-aware ``nansum``, ``nanmean``, ``nanvar`` and ``nanstd`` mirror numpy's
+and the NaN-aware ``nansum``, ``nanmean``, ``nanvar``, ``nanstd``, ``nanquantile`` and
+``nanmedian`` mirror numpy's
 signatures and add the keyword-only ``epsilon``, ``delta``, ``bounds``,
 ``budget``, ``random_state`` and ``secure``. ``bounds`` releases private
 bounds of each column when none are public. Each call charges ``budget``
@@ -23,7 +24,7 @@ from ._functions import (
     sum,
     var,
 )
-from ._nan import nanmean, nanstd, nansum, nanvar, percentile
+from ._nan import nanmean, nanmedian, nanquantile, nanstd, nansum, nanvar, percentile
 from ._range import bounds
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "mean",
     "median",
     "nanmean",
+    "nanmedian",
+    "nanquantile",
     "nanstd",
     "nansum",
     "nanvar",

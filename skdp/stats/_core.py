@@ -1246,7 +1246,7 @@ def _joint_backward(arrivals, edges, log_len, c, d, cum_d, rng):
 
 
 def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, method=None,
-                      grid_size=None):
+                      grid_size=None, skip_nan=False):
     """Noisy ``np.quantile(np.clip(a, *bounds), q, axis)`` by the exponential mechanism.
 
     ``q`` is a float or a 1-D array of levels in [0, 1]; the output has
@@ -1264,7 +1264,9 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
     runs :func:`_secure_em_quantile_1d` per level and column: the exact
     base-2 exponential mechanism (Ilvento 2020) over ``grid_size`` public
     points (default 1024), at the effective ε' ≤ ε/m charged by
-    :func:`_quantile_curve` with ``secure=True``.
+    :func:`_quantile_curve` with ``secure=True``. With ``skip_nan`` the NaN
+    entries of each column are left out (``np.nanquantile``): a row's NaN
+    entry adds nothing to its column, so the utility's sensitivity holds.
     """
     method = _check_quantile_method(method)
     if secure and method == "joint":
@@ -1275,7 +1277,8 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
     grid_size = _check_grid_size(grid_size)
     x, lower, upper = _flatten(arr, bounds, axis)
     if epsilon == math.inf:
-        return np.quantile(x.reshape(arr.shape), q_arr, axis=axis)
+        return (np.nanquantile if skip_nan else np.quantile)(x.reshape(arr.shape), q_arr,
+                                                              axis=axis)
     if axis is None:
         cols = [np.sort(x.ravel())]
         lows, ups = [float(np.min(lower))], [float(np.max(upper))]
@@ -1287,6 +1290,8 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
         cols = [sorted_x[:, j] for j in range(x.shape[1])]
         lows, ups = lower, upper
         sensitivity = 1.0
+    if skip_nan:  # np.sort puts NaN last
+        cols = [col[:np.count_nonzero(~np.isnan(col))] for col in cols]
     levels = q_arr.reshape(-1)
     out = np.empty((levels.size, len(cols)))
     if method == "split":

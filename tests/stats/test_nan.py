@@ -116,3 +116,30 @@ def test_percentile_is_quantile_in_percent():
         with pytest.raises(ValueError):
             stats.percentile(x, q, budget=budget, **kw)
     assert len(budget) == 0
+
+
+def test_nanquantile_is_quantile_of_the_values_present():
+    """Same seed, same release as stats.quantile on each column's non-NaN values."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(50, 10, size=(2000, 2))
+    x[rng.random(x.shape) < 0.3] = np.nan
+    got = stats.nanquantile(x, [0.1, 0.5], axis=0, epsilon=2.0, bounds=(0, 100),
+                            random_state=4)
+    gen = np.random.default_rng(4)
+    for j in range(2):
+        want = stats.quantile(x[~np.isnan(x[:, j]), j], [0.1, 0.5], epsilon=1.0,
+                              bounds=(0, 100), random_state=gen)
+        np.testing.assert_array_equal(got[:, j], want)
+    np.testing.assert_allclose(stats.nanmedian(x, axis=0, epsilon=np.inf, bounds=(0, 100)),
+                               np.nanmedian(x, axis=0))
+
+
+def test_nanmedian_charges_the_quantile_curve_and_refuses_infinity():
+    budget = PrivacyBudget(1.0, 1e-5)
+    x = np.array([1.0, np.nan, 3.0, 4.0])
+    stats.nanmedian(x, epsilon=0.5, bounds=(0, 10), budget=budget, random_state=0)
+    stats.median(x[~np.isnan(x)], epsilon=0.5, bounds=(0, 10), budget=budget, random_state=0)
+    assert budget.ledger[0].epsilon == budget.ledger[1].epsilon
+    with pytest.raises(ValueError, match="infinity"):
+        stats.nanmedian(np.array([1.0, np.inf]), epsilon=1.0, bounds=(0, 10), budget=budget)
+    assert len(budget) == 2
