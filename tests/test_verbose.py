@@ -78,10 +78,10 @@ def _search_output(capsys, verbose, seed):
 def test_search_prints_the_same_lines_whatever_the_number_of_runs(capsys, monkeypatch):
     # K differs between the seeds; the lines do not tell it, and no run prints (the
     # estimator's verbose=1 is set to 0 in each run, then given back).
-    from skdp.model_selection import _search
+    from skdp.model_selection import _runs
 
-    runs, one_run = [], _search._one_run
-    monkeypatch.setattr(_search, "_one_run", lambda *a: runs.append(1) or one_run(*a))
+    runs, one_run = [], _runs._one_run
+    monkeypatch.setattr(_runs, "_one_run", lambda *a: runs.append(1) or one_run(*a))
     n_runs = []
     for seed in range(3):
         runs.clear()

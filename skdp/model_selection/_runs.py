@@ -1,8 +1,9 @@
 """The private search's runs, after its charge: each a private fit and a noisy count.
 
-A run trains one candidate privately on the training part and counts its
-correct predictions on the validation part with noise (:func:`_one_run`); it
-runs in a joblib worker, with a curve recorder for a budget, since the search
+:func:`_best_run` draws the K runs' candidates and seeds, runs them in joblib
+workers and keeps the best. A run trains one candidate privately on the
+training part and counts its correct predictions on the validation part with
+noise (:func:`_one_run`), with a curve recorder for a budget: the search
 charged the whole curve before. :func:`_private_fit` is one private fit as a
 part of the search (a run's, or the refit's): secret seeds, the label set
 read before the charge, no warning shown, and nothing of the noise left in
@@ -17,13 +18,45 @@ import os
 import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
+from sklearn.utils.parallel import Parallel, delayed
 
 from ..utils._secure import SecureGenerator
 from ._params import _fill_missing, _nested_params, _quiet, _set_nested, _with_params
 from ._probe import _CurveRecorder
 
 
+def _best_run(estimator, candidates, train_curves, n_runs, X, y, train_idx, val_idx, counts,
+              labels, rng, *, secure, n_jobs):
+    """The runs: ``n_runs`` candidates drawn at random, each trained and scored; the best.
+
+    Each run draws its candidate uniformly at random from ``candidates`` and
+    a secret seed from ``rng`` (none with ``secure``: it then reads the
+    CSPRNG), trains the candidate on the rows ``train_idx`` and counts its
+    correct predictions on the rows ``val_idx`` with the noise of ``counts``
+    (:func:`_one_run`), in ``n_jobs`` joblib workers. Returns the best run's
+    candidate index, noisy count and model.
+    """
+    y_arr = np.asarray(y)
+    X_train, y_train = _take(X, train_idx), y_arr[train_idx]
+    X_val, y_val = _take(X, val_idx), y_arr[val_idx]
+    picks = rng.integers(len(candidates), size=n_runs)
+    seeds = [None] * n_runs if secure else rng.integers(2**62, size=n_runs)
+    with _quiet():  # no run's warning is shown: their number would reveal K
+        results = Parallel(n_jobs=n_jobs)(
+            delayed(_one_run)(estimator, candidates[c], None if s is None else int(s),
+                              X_train, y_train, X_val, y_val, counts, train_curves[c], labels,
+                              os.getpid())
+            for c, s in zip(picks, seeds)
+        )
+    # The best run by noisy count; ties go to the earliest run, which
+    # among i.i.d. runs is a uniformly random tie-break.
+    best_run = int(np.argmax([r[0] for r in results]))
+    best_count, best_model = results[best_run]
+    return int(picks[best_run]), best_count, best_model
+
+
 def _take(X, index):
+    """The rows ``index`` of ``X`` (an array, a DataFrame, a list or an array-like)."""
     if hasattr(X, "iloc"):
         return X.iloc[index]
     if isinstance(X, np.ndarray) or hasattr(X, "shape"):

@@ -27,7 +27,6 @@ from sklearn.base import (
 )
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
@@ -45,7 +44,7 @@ from ._checks import (
 from ._params import _quiet, _with_params
 from ._plan import _SearchPlan
 from ._probe import _n_samples
-from ._runs import _one_run, _private_fit, _take
+from ._runs import _best_run, _private_fit
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -265,27 +264,12 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
                 refit_curve, labels, refit_candidates):
         """Step (4) of ``fit`` with K >= 1: the runs, the choice of the best, the refit."""
         self.candidates_ = [dict(p) for p in candidates]
-        y_arr = np.asarray(y)
-        X_train, y_train = _take(X, train_idx), y_arr[train_idx]
-        X_val, y_val = _take(X, val_idx), y_arr[val_idx]
-        picks = rng.integers(len(candidates), size=n_runs)
-        seeds = [None] * n_runs if self.secure else rng.integers(2**62, size=n_runs)
         counts = self._score_mechanism()  # the noise of every count released
-        with _quiet():  # no run's warning is shown: their number would reveal K
-            results = Parallel(n_jobs=self.n_jobs)(
-                delayed(_one_run)(self.estimator, candidates[c], None if s is None else int(s),
-                                  X_train, y_train,
-                                  X_val, y_val, counts, train_curves[c], labels,
-                                  os.getpid())
-                for c, s in zip(picks, seeds)
-            )
-        # The best run by noisy count; ties go to the earliest run, which
-        # among i.i.d. runs is a uniformly random tie-break.
-        best_run = int(np.argmax([r[0] for r in results]))
-        best_count, best_model = results[best_run]
-        del results
+        best_index, best_count, best_model = _best_run(
+            self.estimator, candidates, train_curves, n_runs, X, y, train_idx, val_idx, counts,
+            labels, rng, secure=self.secure, n_jobs=self.n_jobs)
         noisy_n_val = int(counts.randomise(val_idx.size, random_state=rng))
-        self.best_index_ = int(picks[best_run])
+        self.best_index_ = best_index
         self.best_params_ = dict(candidates[self.best_index_])
         self.best_score_ = float(min(1.0, max(0.0, best_count / max(noisy_n_val, 1))))
         self.cv_results_ = {

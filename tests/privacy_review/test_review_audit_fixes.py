@@ -77,7 +77,7 @@ from skdp.accounting import (
 from skdp.exceptions import BudgetExhaustedWarning
 from skdp.impute import DPSimpleImputer
 from skdp.linear_model import DPLogisticRegression
-from skdp.model_selection import DPGridSearchCV, _search
+from skdp.model_selection import DPGridSearchCV, _runs
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPHistogramTransformer, DPStandardScaler
 
@@ -481,8 +481,8 @@ def test_refit_false_releases_the_best_runs_model(monkeypatch):
         runs[-1].append((noisy, copy.deepcopy(candidate.named_steps["clf"].theta_)))
         return noisy, candidate
 
-    one_run = _search._one_run
-    monkeypatch.setattr(_search, "_one_run", spy)
+    one_run = _runs._one_run
+    monkeypatch.setattr(_runs, "_one_run", spy)
     best_is_not_last = 0
     for seed in range(8):
         runs.append([])
