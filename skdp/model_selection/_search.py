@@ -1,10 +1,18 @@
-"""Private hyper-parameter search: the whole search is one DP mechanism.
+"""Private hyper-parameter search: the search classes and the order of their work.
 
-Each *run* picks a candidate uniformly at random (independently of the data),
-trains it privately on a training part and scores it privately on a held-out
-validation part (a noisy count of correct predictions). The number of runs K
-is random and secret; only the best run is released (Papernot & Steinke 2022,
-Thms. 2 and 6, in :func:`skdp.accounting.private_selection_rdp`).
+The whole search is one DP mechanism. Each *run* picks a candidate uniformly
+at random (independently of the data), trains it privately on a training part
+and scores it privately on a held-out validation part (a noisy count of
+correct predictions). The number of runs K is random and secret; only the
+best run is released (Papernot & Steinke 2022, Thms. 2 and 6, in
+:func:`skdp.accounting.private_selection_rdp`).
+
+:class:`DPGridSearchCV` and :class:`DPRandomizedSearchCV` differ only in how
+they draw their candidates. Their base's ``fit`` refuses bad parameters and
+input first (``_checks``), plans the whole search's curve from the parameters
+and the public sizes (``_plan``, on the probes of ``_probe``), charges it
+once, and only then runs the candidates on the data (``_runs``) and releases
+the best, which the search then delegates ``predict`` to.
 """
 
 from __future__ import annotations
@@ -63,6 +71,7 @@ class NoCandidateWarning(UserWarning):
     This outcome is part of the mechanism of Papernot & Steinke 2022, Thm. 6;
     the search's charge covers it and is kept.
     """
+
 
 _DISTRIBUTIONS = ("logarithmic", "geometric", "truncated_negative_binomial", "poisson")
 
