@@ -13,6 +13,7 @@ mean       n, Σ(x − c)                                   1, h
 var, std   n, Σ(x − c), Σ((x − c)² − h²/2)               1, h, h²/2
 quantile   n, and counts of x on a public grid of points (an exponential
            mechanism, below)
+histogram  the count of each public bin (one vector)       1 (a row is in one bin)
 ========== ============================================= =====================
 
 with c = (L + U)/2 and h = (U − L)/2 (the centred sums of
@@ -68,10 +69,12 @@ class Aggregate:
 
     kind: str
     q: float | None = None
+    bins: int | None = None
+    edges: tuple | None = None
 
     @property
     def label(self) -> str:
-        """The result column's suffix: ``mean``, ``median``, ``q0.9``."""
+        """The result column's suffix: ``mean``, ``median``, ``q0.9``, ``histogram``."""
         if self.kind != "quantile":
             return self.kind
         return "median" if self.q == 0.5 else f"q{self.q:g}"
@@ -134,6 +137,8 @@ def sums_needed(aggregates):
             parts = ["rows"]
         elif agg.kind == "sum":
             parts = ["sum"]
+        elif agg.kind == "histogram":
+            parts = ["hist"]
         elif agg.kind in ("count", "quantile"):
             parts = ["n"]
         elif agg.kind == "mean":
@@ -149,7 +154,7 @@ def sums_needed(aggregates):
 def sensitivity(part, lower, upper):
     """How much one row moves the sum ``part`` of a column clipped to [lower, upper]."""
     h = (upper - lower) / 2.0
-    if part in ("rows", "n"):
+    if part in ("rows", "n", "hist"):  # a row is in one bin of a histogram
         return 1.0
     if part == "sum":
         return max(abs(lower), abs(upper))
@@ -163,7 +168,22 @@ def grid(lower, upper):
     return np.linspace(lower, upper, GRID_SIZE)
 
 
-def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds):
+def bin_counts(group, n_groups, x, edges):
+    """Counts (n_groups, n_bins) of the values in each bin, as ``np.histogram`` bins them.
+
+    Bins are [e_i, e_(i+1)), the last one closed; NaN and values outside the
+    edges are not counted.
+    """
+    edges = np.asarray(edges, dtype=float)
+    n_bins = edges.size - 1
+    idx = np.searchsorted(edges, x, side="right") - 1
+    idx[x == edges[-1]] = n_bins - 1
+    inside = (idx >= 0) & (idx < n_bins)
+    return np.bincount(group[inside] * n_bins + idx[inside],
+                       minlength=n_groups * n_bins).reshape(n_groups, n_bins).astype(float)
+
+
+def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds, edges=None):
     """The sums of one chunk's rows per group: a dict of arrays (n_groups,) or (n_groups, B+1).
 
     ``group`` holds each row's group in [0, n_groups), or -1 for rows left
@@ -179,6 +199,9 @@ def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds):
     for column, part in needs:
         if part == "rows":
             out[(column, part)] = np.bincount(g, minlength=n_groups).astype(float)
+            continue
+        if part == "hist":
+            out[(column, part)] = bin_counts(g, n_groups, values[column][rows], edges[column])
             continue
         x = clipped.get(column)
         if x is None:
@@ -254,6 +277,8 @@ def finish(agg, column, noisy, bounds, exact):
         return noisy[(column, "n")]
     if agg.kind == "sum":
         return noisy[(column, "sum")]
+    if agg.kind == "histogram":
+        return noisy[(column, "hist")]
     lower, upper = bounds[column]
     c, h = (lower + upper) / 2.0, (upper - lower) / 2.0
     n = noisy[(column, "n")]

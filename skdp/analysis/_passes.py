@@ -78,13 +78,14 @@ class FirstPass:
 class AggregatePass:
     """The sums of every aggregate per released key (:func:`._aggregates.chunk_sums`)."""
 
-    def __init__(self, index, key, max_groups, max_rows, needs, quantile_columns, bounds):
+    def __init__(self, index, key, max_groups, max_rows, needs, quantile_columns, bounds, edges):
         self.index, self.key = index, key
         self.max_groups, self.max_rows = max_groups, max_rows
         self.needs, self.quantile_columns, self.bounds = needs, quantile_columns, bounds
+        self.edges = edges
 
     def __call__(self, chunk):
         group = bounded(chunk, groups_of(chunk, self.index), self.key,
                         self.max_groups, self.max_rows)
         return _aggregates.chunk_sums(group, len(self.index), chunk.values, self.needs,
-                                      self.quantile_columns, self.bounds)
+                                      self.quantile_columns, self.bounds, self.edges)

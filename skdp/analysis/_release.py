@@ -50,7 +50,8 @@ def noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
     dist, scales = plan.sum_noise(sens)
     draw = rng.laplace if dist == "laplace" else rng.normal
     for need, scale in zip(needs, scales):
-        noisy[need] = np.asarray(sums[need], dtype=float) + draw(0.0, scale, size=n_groups)
+        total = np.asarray(sums[need], dtype=float)
+        noisy[need] = total + draw(0.0, scale, size=total.shape)
         noise[need] = (dist, float(scale))
     return noisy, noise
 
@@ -81,9 +82,9 @@ def interval(agg, column, noisy, noise, bounds, alpha, n_groups):
         nan = np.full(n_groups, np.nan)
         return nan, nan
     value = _aggregates.finish(agg, column, noisy, bounds, exact=False)
-    if column is None or agg.kind in ("count", "sum"):
+    if column is None or agg.kind in ("count", "sum", "histogram"):
         need = (column, "rows") if column is None else (
-            (column, "n") if agg.kind == "count" else (column, "sum"))
+            column, {"count": "n", "sum": "sum", "histogram": "hist"}[agg.kind])
         half = _half(noise, need, alpha)
         return value - half, value + half
     from scipy.special import ndtri
@@ -116,7 +117,7 @@ def small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups):
     if plan.epsilon == math.inf:
         return flags
     for column, agg in aggregates:
-        if column is None or agg.kind in ("count", "sum"):
+        if column is None or agg.kind in ("count", "sum", "histogram"):
             continue
         lower_b, upper_b = bounds[column]
         if agg.kind == "quantile":

@@ -206,7 +206,7 @@ class _Queries:
             if not table._engine.is_numeric(column):
                 raise ValueError(f"Column {column!r} is not numeric: it has no {agg.label}. "
                                  "Group by it, or count its values with a group-by.")
-            if agg.kind == "count":
+            if agg.kind == "count" or (agg.kind == "histogram" and agg.edges is not None):
                 continue
             if column in table._bounds:
                 bounds[column] = table._bounds[column]
@@ -230,6 +230,19 @@ class _Queries:
         return plan, bounds, estimate
 
     def _query(self, aggregates, epsilon, delta, intervals, alpha):
+        keys, columns, flags = self._release(aggregates, epsilon, delta, intervals, alpha)
+        if not self._by:
+            return self._table._scalar_or_frame(columns, aggregates, flags)
+        columns["too_few_rows"] = flags
+        if flags.any():
+            warnings.warn(
+                f"{int(flags.sum())} of {len(keys)} groups hold too few rows for their means or "
+                "quantiles to say much: see the column too_few_rows.",
+                SmallGroupWarning, stacklevel=3)
+        return self._table._engine.frame(self._by, keys, columns)
+
+    def _release(self, aggregates, epsilon, delta, intervals, alpha):
+        """Validate, plan, charge, then run the passes: (keys, columns, flags) of the release."""
         table = self._table
         alpha = _check_alpha(alpha)
         if not isinstance(intervals, (bool, np.bool_)):
@@ -252,9 +265,11 @@ class _Queries:
                 bounds.setdefault(column, (0.0, 0.0))  # counts read presence only
         needs = _aggregates.sums_needed(aggregates)
         quantile_columns = list(dict.fromkeys(c for c, a in aggregates if a.kind == "quantile"))
+        edges = {c: a.edges if a.edges is not None else tuple(np.linspace(*bounds[c], a.bins + 1))
+                 for c, a in aggregates if a.kind == "histogram"}
         sums = table._engine.map_reduce(
             _passes.AggregatePass({k: i for i, k in enumerate(keys)}, key, table._max_groups,
-                                  table._max_rows, needs, quantile_columns, bounds),
+                                  table._max_rows, needs, quantile_columns, bounds, edges),
             keys=self._by, unit=table.privacy_unit,
             values=list(dict.fromkeys(c for c, _ in aggregates if c is not None)))
         n_groups = len(keys)
@@ -263,23 +278,75 @@ class _Queries:
         for column, agg in aggregates:
             name = "count" if column is None else f"{column}_{agg.label}"
             if agg.kind == "quantile":
-                columns[name] = _release.release_quantile(sums, column, agg.q, bounds, plan, rng,
-                                                          exact)
+                value = _release.release_quantile(sums, column, agg.q, bounds, plan, rng, exact)
             else:
-                columns[name] = _aggregates.finish(agg, column, noisy, bounds, exact)
+                value = _aggregates.finish(agg, column, noisy, bounds, exact)
+            names = _bin_names(column, edges[column]) if agg.kind == "histogram" else [name]
+            cells = [value] if value.ndim == 1 else list(value.T)
             if intervals:
-                columns[f"{name}_lower"], columns[f"{name}_upper"] = _release.interval(
-                    agg, column, noisy, noise, bounds, alpha, n_groups)
+                lower, upper = _release.interval(agg, column, noisy, noise, bounds, alpha,
+                                                 n_groups)
+                lower, upper = ([lower], [upper]) if lower.ndim == 1 else (lower.T, upper.T)
+            for i, (label, cell) in enumerate(zip(names, cells)):
+                columns[label] = cell
+                if intervals:
+                    columns[f"{label}_lower"], columns[f"{label}_upper"] = lower[i], upper[i]
         flags = _release.small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups)
-        if not self._by:
-            return table._scalar_or_frame(columns, aggregates, flags)
-        columns["too_few_rows"] = flags
-        if flags.any():
-            warnings.warn(
-                f"{int(flags.sum())} of {n_groups} groups hold too few rows for their means or "
-                "quantiles to say much: see the column too_few_rows.",
-                SmallGroupWarning, stacklevel=3)
-        return table._engine.frame(self._by, keys, columns)
+        return keys, columns, flags
+
+    def histogram(self, column: str, *, bins: Any = 10, categories: Any = None,
+                  epsilon: float, delta: float | None = None, intervals: bool = False,
+                  alpha: float = 0.05) -> Any:
+        """Counts of a column's values in bins, or of its categories, in one release.
+
+        A row falls in one bin, so each group's histogram is one noisy vector
+        of sensitivity 1 (R with a privacy unit) whatever its number of bins
+        (Dwork, McSherry, Nissim & Smith 2006).
+
+        Parameters
+        ----------
+        column : str
+        bins : int or sequence of float, default=10
+            For a numeric column: a number of equal bins over its bounds
+            (public, or released privately as for a mean), or the bins'
+            edges, increasing (``np.histogram``'s bins: the last one closed;
+            values outside and NaN are not counted). Ignored with
+            ``categories`` or for a column that is not numeric.
+        categories : list, optional
+            Count each of these values of the column (a categorical
+            histogram, strings allowed); absent categories get noisy zeros.
+            For a column that is not numeric and no ``categories``, the
+            categories are chosen privately with the groups, as
+            :meth:`GroupBy.count` chooses keys (this needs ``delta > 0``);
+            a category not released for a group counts NaN there.
+        epsilon, delta, intervals, alpha
+            As in :meth:`agg`.
+
+        Returns
+        -------
+        DataFrame
+            One row per group (one row for a table), one column per bin
+            (``"<column>[lo, hi)"``) or category (``"<column>=<value>"``).
+        """
+        table = self._table
+        if column not in table._engine.columns():
+            raise ValueError(f"Unknown column {column!r}.")
+        if categories is None and table._engine.is_numeric(column):
+            agg = _histogram_aggregate(column, bins)
+            keys, columns, _ = self._release([(column, agg)], epsilon, delta, intervals, alpha)
+            return table._engine.frame(self._by, keys, columns)
+        if column in self._by:
+            raise ValueError(f"histogram: the table is already grouped by {column!r}.")
+        categories = None if categories is None else [
+            k[0] for k in _keys.check_keys(categories, [column], table._engine.kind)]
+        if categories is None or self._keys is None:
+            pair_keys = None
+        else:
+            pair_keys = [(*k, c) for k in (self._keys or [()]) for c in categories]
+        pairs = GroupBy(table, [*self._by, column], pair_keys)
+        keys, columns, _ = pairs._release([(None, Aggregate("count"))], epsilon, delta,
+                                          intervals, alpha)
+        return _pivot(table._engine, self._by, self._keys, column, categories, keys, columns)
 
     def _first_pass(self, plan, keys, estimate, key, rng):
         """Choose the keys and estimate missing bounds: one pass, released at once."""
@@ -329,6 +396,48 @@ class _Queries:
             f"max_rows_per_unit={plan.max_rows})")
         return (f"skdp.analysis {where}.agg({what}) epsilon={plan.epsilon:.6g}, "
                 f"delta={plan.delta:.6g}, privacy_unit={unit}")
+
+
+def _histogram_aggregate(column, bins):
+    """The histogram aggregate of a numeric column for ``bins`` (a number or edges)."""
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)):
+        if bins < 1:
+            raise ValueError(f"bins must be >= 1; got {bins!r}.")
+        return Aggregate("histogram", bins=int(bins))
+    try:
+        edges = np.asarray(bins, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("bins must be an int or a sequence of edges.") from None
+    if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) \
+            or np.any(np.diff(edges) <= 0):
+        raise ValueError(f"The bins of column {column!r} must be at least two finite, "
+                         "increasing edges.")
+    return Aggregate("histogram", edges=tuple(float(e) for e in edges))
+
+
+def _bin_names(column, edges):
+    last = len(edges) - 2
+    return [f"{column}[{lo:g}, {hi:g}{']' if i == last else ')'}"
+            for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))]
+
+
+def _pivot(engine, by, group_keys, column, categories, pair_keys, columns):
+    """The released counts of (group, category) pairs as one row per group, one column per
+    category; a pair that was not released is NaN."""
+    counts = {k: v for k, v in zip(pair_keys, columns["count"])}
+    if group_keys is None:
+        group_keys = _keys.sorted_keys(list(dict.fromkeys(k[:-1] for k in pair_keys)))
+    if categories is None:
+        categories = [k[0] for k in _keys.sorted_keys(list({(k[-1],) for k in pair_keys}))]
+    out = {}
+    for c in categories:
+        out[f"{column}={c}"] = np.array([counts.get((*g, c), np.nan) for g in group_keys])
+        for side in ("lower", "upper"):
+            if f"count_{side}" in columns:
+                bound = dict(zip(pair_keys, columns[f"count_{side}"]))
+                out[f"{column}={c}_{side}"] = np.array([bound.get((*g, c), np.nan)
+                                                        for g in group_keys])
+    return engine.frame(by, group_keys, out)
 
 
 def _query_kwargs(kwargs):

@@ -270,3 +270,38 @@ def test_same_seed_same_release(df):
     b = PrivateTable(df, bounds=BOUNDS, random_state=3).groupby("region").agg(
         {"income": ["mean", "median"]}, epsilon=1.0)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_numeric_histogram_is_numpy_histogram_at_infinite_epsilon(df):
+    t = PrivateTable(df, bounds=BOUNDS, random_state=0)
+    res = t.groupby("region", keys=["N", "S"]).histogram("age", bins=[18, 30, 60, 90],
+                                                          epsilon=math.inf)
+    assert list(res.columns) == ["age[18, 30)", "age[30, 60)", "age[60, 90]"]
+    for region in ["N", "S"]:
+        want, _ = np.histogram(df.age[df.region == region], bins=[18, 30, 60, 90])
+        np.testing.assert_array_equal(res.loc[region].to_numpy(), want)
+    four = t.histogram("age", bins=4, epsilon=1.0)
+    assert list(four.columns) == ["age[18, 36)", "age[36, 54)", "age[54, 72)", "age[72, 90]"]
+
+
+def test_a_histogram_costs_one_count_whatever_its_bins(df):
+    budget = PrivacyBudget(5.0, 1e-5)
+    t = PrivateTable(df, budget=budget, bounds=BOUNDS, random_state=0)
+    t.histogram("age", bins=50, epsilon=1.0, delta=0.0)
+    t.count(epsilon=1.0, delta=0.0)
+    assert budget.ledger[0].epsilon == pytest.approx(budget.ledger[1].epsilon, rel=1e-9)
+
+
+def test_categorical_histogram(df):
+    t = PrivateTable(df, bounds=BOUNDS, random_state=0)
+    exact = t.groupby("region").histogram("sex", epsilon=math.inf)
+    want = df.groupby(["region", "sex"]).size().unstack()
+    np.testing.assert_array_equal(exact.to_numpy(), want.to_numpy())
+    assert list(exact.columns) == ["sex=f", "sex=m"]
+    public = t.groupby("region", keys=["N", "Z"]).histogram(
+        "sex", categories=["f", "m", "other"], epsilon=1.0)
+    assert list(public.columns) == ["sex=f", "sex=m", "sex=other"]
+    assert list(public.index) == ["N", "Z"]
+    assert abs(public.loc["Z"]).max() < 20  # noisy zeros, Laplace(1/1)
+    private = t.histogram("region", epsilon=1.0)
+    assert sorted(private.columns) == ["region=E", "region=N", "region=S", "region=W"]
