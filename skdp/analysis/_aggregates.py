@@ -81,7 +81,7 @@ class Aggregate:
 
 
 def quantile(q: float) -> Aggregate:
-    """The ``q``-quantile of a column, as an aggregate for :meth:`GroupBy.agg`.
+    """The ``q``-quantile of a column, as an aggregate for :meth:`PrivateTable.agg`.
 
     Parameters
     ----------

@@ -458,7 +458,7 @@ class GroupBy(_Queries):
     once (see :meth:`agg`).
     """
 
-    def __init__(self, table: PrivateTable, by: list, keys: list | None):
+    def __init__(self, table: PrivateTable, by: list, keys: list | None) -> None:
         self._table = table
         self._by = by
         self._keys = keys
@@ -529,7 +529,7 @@ class PrivateTable(_Queries):
     def __init__(self, data: Any, *, budget: PrivacyBudget | None = None,
                  bounds: dict | None = None, privacy_unit: str | None = None,
                  max_rows_per_unit: int | None = None, max_groups_per_unit: int | None = None,
-                 delta: float = 1e-5, random_state: RandomStateLike = None):
+                 delta: float = 1e-5, random_state: RandomStateLike = None) -> None:
         self._engine = engine_for(data)
         self.budget = check_budget(budget)
         self.delta = check_delta(delta)
