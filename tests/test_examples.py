@@ -20,7 +20,7 @@ def _load(name):
 
 def test_every_example_is_tested():
     tested = {"adult_pipeline", "private_statistics", "dpsgd_neural", "private_selection",
-              "durable_budget", "privacy_utility_curve", "quickstart"}
+              "durable_budget", "privacy_utility_curve", "quickstart", "table_analysis"}
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
 
@@ -143,3 +143,30 @@ def test_quickstart():
     with redirect_stdout(out):
         _load("quickstart").main()
     assert "refused: one release too many" in out.getvalue()
+
+
+def load_adult_education():
+    from skdp.datasets import adult_schema
+
+    return adult_schema()["categorical"]["education"]
+
+
+def test_table_analysis_shares_one_budget_between_queries_and_a_model():
+    pytest.importorskip("pandas")
+    example = _load("table_analysis")
+    out = io.StringIO()
+    result = example.main(random_state=0, out=out)
+    budget = result["budget"]
+    assert len(budget) == 3  # two queries, one charge each, and the fit
+    assert budget.spent()[0] <= budget.epsilon
+    by_sex = result["by_sex"]
+    assert list(by_sex.index) == ["Female", "Male"]
+    # Adult: 11 % of women and 31 % of men earn above 50K; 8,000+ rows per group
+    assert abs(by_sex.loc["Female", "high_income_mean"] - 0.11) < 0.02
+    assert abs(by_sex.loc["Male", "high_income_mean"] - 0.31) < 0.02
+    # the largest education levels (thousands of people) are released, only real ones
+    released = set(result["by_education"].index)
+    assert {"HS-grad", "Some-college", "Bachelors"} <= released
+    assert released <= set(load_adult_education())
+    assert result["accuracy"] > 0.8
+    assert "Total spend" in out.getvalue()
