@@ -22,7 +22,8 @@ The priorities are a keyed hash of each row's position in the table
 (SplitMix64, Steele, Lea & Flood 2014, "Fast splittable pseudorandom number
 generators", the finaliser ``mix64variant13``), so a table split into the
 partitions of a dask DataFrame gets the same priorities as in one piece, and
-the same rows are kept for the same seed. The key is drawn from the query's
+the same rows are kept for the same seed (ties between two rows of one person
+in the top bits compared are left to the sort, with probability below 2^-24). The key is drawn from the query's
 generator and never leaves the process.
 """
 
@@ -43,15 +44,31 @@ def _mix64(z):
 
 
 def row_priorities(positions, key):
-    """Uniform priorities in [0, 1) of the rows at ``positions`` (int array) under ``key``.
+    """Secret priorities (uint64, uniform) of the rows at ``positions`` (int array) under ``key``.
 
     The i-th value of SplitMix64's stream seeded with ``key``:
-    mix(key + (i + 1)·γ), γ = 0x9E3779B97F4A7C15, its top 53 bits as a float.
+    mix(key + (i + 1)·γ), γ = 0x9E3779B97F4A7C15.
     """
     with np.errstate(over="ignore"):
         z = np.uint64(key) + (np.asarray(positions, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
-        z = _mix64(z)
-    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 2.0**53)
+        return _mix64(z)
+
+
+def _order_by(codes, n_codes, priority):
+    """Indices that sort rows by ``codes`` (ints in [0, n_codes)), then by ``priority``.
+
+    One sort of a uint64 key, the code in the high bits and the priority's
+    top bits below it, where at least 24 bits are left for the priority (two
+    rows of one code then tie with probability below 2^-24 per pair, and a
+    tie only orders two equally likely rows); otherwise a lexsort.
+    """
+    code_bits = max(int(n_codes - 1).bit_length(), 1)
+    priority_bits = 64 - code_bits
+    if priority_bits < 24:
+        return np.lexsort((priority, codes))
+    key = (codes.astype(np.uint64) << np.uint64(priority_bits)) | (
+        priority >> np.uint64(code_bits))
+    return np.argsort(key)
 
 
 def bound_contributions(unit, group, priority, *, max_groups, max_rows):
@@ -60,11 +77,12 @@ def bound_contributions(unit, group, priority, *, max_groups, max_rows):
     Parameters
     ----------
     unit : int array (n,)
-        The person of each row, as codes (any integers; equal codes, same person).
+        The person of each row, as codes >= 0 (equal codes, same person; the
+        engines give dense codes 0, 1, ...).
     group : int array (n,)
         The group of each row, as codes; rows with a negative code are in no
         group and are never kept.
-    priority : float array (n,)
+    priority : uint64 array (n,)
         The rows' secret priorities (:func:`row_priorities`).
     max_groups, max_rows : int >= 1
 
@@ -78,14 +96,16 @@ def bound_contributions(unit, group, priority, *, max_groups, max_rows):
         return keep
     # Rows in order of (person, group, priority): each pair's rows are contiguous, smallest
     # priority first, so a row's rank in its pair is its distance to the pair's first row.
-    order = live[np.lexsort((priority[live], group[live], unit[live]))]
-    u, g = unit[order], group[order]
-    pair_first = np.flatnonzero(np.r_[True, (u[1:] != u[:-1]) | (g[1:] != g[:-1])])
-    pair_size = np.diff(np.r_[pair_first, u.size])
-    row_in_pair = np.arange(u.size) - np.repeat(pair_first, pair_size)
+    pair = unit[live].astype(np.int64) * (int(group.max()) + 1) + group[live]
+    order = _order_by(pair, int(pair.max()) + 1, priority[live])
+    pair = pair[order]
+    order = live[order]
+    pair_first = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+    pair_size = np.diff(np.r_[pair_first, pair.size])
+    row_in_pair = np.arange(pair.size) - np.repeat(pair_first, pair_size)
     # A person's pairs in order of their smallest priority: the first max_groups are kept.
-    pair_unit, pair_priority = u[pair_first], priority[order[pair_first]]
-    pair_order = np.lexsort((pair_priority, pair_unit))
+    pair_unit = unit[order[pair_first]]
+    pair_order = _order_by(pair_unit, int(pair_unit.max()) + 1, priority[order[pair_first]])
     sorted_unit = pair_unit[pair_order]
     unit_first = np.flatnonzero(np.r_[True, sorted_unit[1:] != sorted_unit[:-1]])
     rank = np.empty(pair_first.size, dtype=np.int64)
