@@ -32,15 +32,14 @@ def bounded(chunk, group, key, max_groups, max_rows):
     return np.where(keep, group, -1)
 
 
-def people_per_key(chunk, group):
-    """{key: number of people with a kept row of that key} for one chunk."""
-    live = group >= 0
-    n_keys = len(chunk.key_values)
-    if chunk.unit is None:
-        counts = np.bincount(group[live], minlength=n_keys)
-    else:
-        pairs = np.unique(chunk.unit[live] * np.int64(n_keys) + group[live])
-        counts = np.bincount(pairs % n_keys, minlength=n_keys)
+def people_per_key(chunk, group, first=None):
+    """{key: number of people with a kept row of that key} for one chunk.
+
+    ``first`` marks each person's first kept row of each key (from
+    :func:`bound_contributions`); without a privacy unit a row is a person.
+    """
+    counted = group >= 0 if first is None else first
+    counts = np.bincount(group[counted], minlength=len(chunk.key_values))
     return {k: int(c) for k, c in zip(chunk.key_values, counts) if c}
 
 
@@ -60,10 +59,15 @@ class FirstPass:
         from ..stats import _range
 
         group = chunk.key_codes if self.index is None else groups_of(chunk, self.index)
-        group = bounded(chunk, group, self.key, self.max_groups, self.max_rows)
+        first = None
+        if chunk.unit is not None:
+            keep, first = bound_contributions(
+                chunk.unit, group, row_priorities(chunk.positions, self.key),
+                max_groups=self.max_groups, max_rows=self.max_rows, firsts=True)
+            group = np.where(keep, group, -1)
         out = {}
         if self.select:
-            out["people"] = people_per_key(chunk, group)
+            out["people"] = people_per_key(chunk, group, first)
         for column in self.estimate:
             values = chunk.values[column][group >= 0]
             if self.exact:  # epsilon=inf: the exact range, as pandas would see it

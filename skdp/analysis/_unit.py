@@ -71,7 +71,7 @@ def _order_by(codes, n_codes, priority):
     return np.argsort(key)
 
 
-def bound_contributions(unit, group, priority, *, max_groups, max_rows):
+def bound_contributions(unit, group, priority, *, max_groups, max_rows, firsts=False):
     """Mask of the rows kept when each person keeps ``max_groups`` groups, ``max_rows`` rows each.
 
     Parameters
@@ -85,15 +85,19 @@ def bound_contributions(unit, group, priority, *, max_groups, max_rows):
     priority : uint64 array (n,)
         The rows' secret priorities (:func:`row_priorities`).
     max_groups, max_rows : int >= 1
+    firsts : bool, default=False
+        Also return the mask of the kept rows that come first in their
+        (person, group) pair: one per person and kept group.
 
     Returns
     -------
-    bool array (n,)
+    bool array (n,), or two with ``firsts``
     """
     keep = np.zeros(unit.shape[0], dtype=bool)
+    first = np.zeros(unit.shape[0], dtype=bool)
     live = np.flatnonzero(group >= 0)
     if live.size == 0:
-        return keep
+        return (keep, first) if firsts else keep
     # Rows in order of (person, group, priority): each pair's rows are contiguous, smallest
     # priority first, so a row's rank in its pair is its distance to the pair's first row.
     pair = unit[live].astype(np.int64) * (int(group.max()) + 1) + group[live]
@@ -113,4 +117,7 @@ def bound_contributions(unit, group, priority, *, max_groups, max_rows):
         unit_first, np.diff(np.r_[unit_first, pair_first.size]))
     kept = (np.repeat(rank, pair_size) < max_groups) & (row_in_pair < max_rows)
     keep[order[kept]] = True
+    if firsts:
+        first[order[pair_first[rank < max_groups]]] = True
+        return keep, first
     return keep
