@@ -1,11 +1,14 @@
 """Create the peer libraries' virtual environments that the benchmarks compare skdp with.
 
 One venv per peer (diffprivlib 0.6.6 with scikit-learn < 1.8; Opacus 1.6 with CPU torch
-2.13.0), in ``$SKDP_BENCH_PEERS_DIR`` or else ``~/.cache/skdp-bench-peers``; an existing one
-is kept. See benchmarks/_peers.py. Usage::
+2.13.0; and for the table queries, OpenDP 0.16.0 with its polars 1.36.1, PipelineDP 0.3.1,
+and Tumult Analytics 0.21.0 with pyspark 3.5, which needs Java 17), in
+``$SKDP_BENCH_PEERS_DIR`` or else ``~/.cache/skdp-bench-peers``; an existing one is kept.
+See benchmarks/_peers.py. Usage::
 
-    python benchmarks/setup_peers.py                  # both
+    python benchmarks/setup_peers.py                  # all five
     python benchmarks/setup_peers.py diffprivlib      # one
+    python benchmarks/setup_peers.py opendp pipeline-dp tumult
     SKDP_BENCH_PEERS_DIR=/some/folder python benchmarks/setup_peers.py
 """
 
@@ -20,13 +23,15 @@ import _peers  # noqa: E402
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("peers", nargs="*", metavar="PEER",
-                        help=f"which peers, of {', '.join(_peers.PEER_REQUIREMENTS)} (default: all)")
+                        help=f"which peers, of {', '.join(_peers.ALL_PEER_REQUIREMENTS)} "
+                             "(default: all)")
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.peers) - set(_peers.PEER_REQUIREMENTS))
+    unknown = sorted(set(args.peers) - set(_peers.ALL_PEER_REQUIREMENTS))
     if unknown:
-        parser.error(f"unknown peers {unknown}; choose from {sorted(_peers.PEER_REQUIREMENTS)}")
+        parser.error(f"unknown peers {unknown}; choose from {sorted(_peers.ALL_PEER_REQUIREMENTS)}")
     print(f"peer venvs in {_peers.peers_dir()} (set {_peers.PEERS_DIR_VARIABLE} to change)")
-    for name, python in _peers.setup_peers(args.peers or None).items():
+    names = args.peers or list(_peers.ALL_PEER_REQUIREMENTS)
+    for name, python in _peers.setup_peers(names).items():
         print(f"{name}: {python}")
     return 0
 
