@@ -11,8 +11,8 @@ count      n = values present                            1
 sum        Σx                                            max(|L|, |U|)
 mean       n, Σ(x − c)                                   1, h
 var, std   n, Σ(x − c), Σ((x − c)² − h²/2)               1, h, h²/2
-quantile   n, and counts of x on a public grid of points (an exponential
-           mechanism, below)
+quantile   n, and counts of x in public bins (an exponential mechanism,
+           below)
 histogram  the count of each public bin (one vector)       1 (a row is in one bin)
 ========== ============================================= =====================
 
@@ -31,13 +31,19 @@ Prop. 7). One row (or one person) changes only its own G groups: the groups
 compose in parallel, so the release costs what G groups cost, whatever the
 number of groups.
 
-**Quantiles** are the exponential mechanism over a public grid of
-:data:`GRID_SIZE` points from L to U (McSherry & Talwar 2007, Thm. 6), with
-the integer rank utility of :func:`skdp.stats._core._quantile_losses`
-(sensitivity 1 per row, R per person), sampled with weights exp(−ε′·r/(2R))
-by the Gumbel-max trick; one per group and level, each at ε′ = ε_q/(G·m) for m
-levels. Grid counts are sums, so the mechanism runs on any engine. The
-answer lies on the grid: its resolution is (U − L)/(GRID_SIZE − 1).
+**Quantiles** are the exponential mechanism over :data:`GRID_SIZE` equal
+public bins from L to U (McSherry & Talwar 2007, Thm. 6). Bin j holds the
+values in [g_j, g_(j+1)) (the last one closed); with t = ⌊qN + ½⌋ its loss is
+r_j = dist(t, [#{x < g_j}, #{x < g_(j+1)}]), 0 for the bins that hold the
+t-th value. Adding a row (a person's R rows) raises each count and t by
+between 0 and 1 (R), so r moves by at most 1 (R), as for the rank utility of
+:func:`skdp.stats._core._quantile_losses` (our derivation, the same
+argument). One bin is drawn per group and level with weights exp(−ε′·r/(2R))
+by the Gumbel-max trick, each at ε′ = ε_q/(G·m) for m levels, and its
+midpoint is released. The bins' counts are sums, so the mechanism runs on any
+engine; the answer is within half a bin, (U − L)/(2·GRID_SIZE), of a value
+that minimises the loss. Bins (rather than points) keep a value that many
+rows share, a common income or 40 hours a week, inside the bin that holds it.
 
 Everything after the noise is post-processing: means and variances divide by
 the noisy count (floored at 1) and are clipped to what values in [L, U] allow.
@@ -53,7 +59,7 @@ import numpy as np
 
 __all__ = ["Aggregate", "quantile"]
 
-# Points of the public grid of a quantile, from L to U.
+# Equal public bins of a quantile, from L to U.
 GRID_SIZE = 1024
 # The names an aggregate can be asked by.
 _NAMES = ("count", "sum", "mean", "var", "std", "median")
@@ -164,8 +170,8 @@ def sensitivity(part, lower, upper):
 
 
 def grid(lower, upper):
-    """The public candidate points of a quantile."""
-    return np.linspace(lower, upper, GRID_SIZE)
+    """The public edges of a quantile's bins: GRID_SIZE + 1 points from lower to upper."""
+    return np.linspace(lower, upper, GRID_SIZE + 1)
 
 
 def bin_counts(group, n_groups, x, edges):
@@ -187,10 +193,8 @@ def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds, edges=N
     """The sums of one chunk's rows per group: a dict of arrays (n_groups,) or (n_groups, B+1).
 
     ``group`` holds each row's group in [0, n_groups), or -1 for rows left
-    out (not kept, or of no released key). Grid counts of a quantile column
-    are under ``(column, "lt")`` and ``(column, "le")``: the counts of rows
-    with j grid points at most, or below, their value, whose running sums
-    give #{x < g_j} and #{x ≤ g_j}.
+    out (not kept, or of no released key). The counts of a quantile column in
+    its :func:`grid` bins are under ``(column, "bins")``.
     """
     rows = group >= 0
     g = group[rows]
@@ -224,45 +228,39 @@ def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds, edges=N
         if x is None:
             lower, upper = bounds[column]
             x = clipped[column] = np.clip(values[column][rows], lower, upper)
-        observed = ~np.isnan(x)
-        points = grid(*bounds[column])
-        width = GRID_SIZE + 1
-        for side, name in (("right", "lt"), ("left", "le")):
-            idx = np.searchsorted(points, x[observed], side=side)
-            out[(column, name)] = np.bincount(g[observed] * width + idx,
-                                              minlength=n_groups * width
-                                              ).reshape(n_groups, width)
+        out[(column, "bins")] = bin_counts(g, n_groups, x, grid(*bounds[column]))
     return out
 
 
-def quantile_losses(lt_counts, le_counts, n, level):
-    """Integer rank losses r(g_j) ≥ 0 of every grid point, per group (rows of the arrays).
+def quantile_losses(counts, level):
+    """Integer losses r_j >= 0 of every bin, per group (rows of ``counts``, shape (m, GRID_SIZE)).
 
-    r(g) = dist(t, [#{x < g}, #{x ≤ g}]) with t = ⌊qN + ½⌋, as in
-    :func:`skdp.stats._core._quantile_losses`: sensitivity 1 per row.
+    r_j = dist(t, [#{x < g_j}, #{x < g_(j+1)}]) with t = ⌊qN + ½⌋ (module
+    docstring): sensitivity 1 per row.
     """
-    below = np.cumsum(lt_counts, axis=1)[:, :GRID_SIZE]
-    at_most = np.cumsum(le_counts, axis=1)[:, :GRID_SIZE]
-    t = np.floor(level * n + 0.5)[:, None]
-    r = np.maximum(np.maximum(below - t, t - at_most), 0)
+    above = np.cumsum(counts, axis=1)
+    below = above - counts
+    t = np.floor(level * above[:, -1:] + 0.5)
+    r = np.maximum(np.maximum(below - t, t - above), 0)
     return r - r.min(axis=1, keepdims=True)
 
 
-def sample_quantiles(losses, points, epsilon, sensitivity, rng):
-    """One grid point per row of ``losses``, drawn with probability ∝ exp(−ε·r/(2Δ)).
+def sample_quantiles(losses, edges, epsilon, sensitivity, rng):
+    """The midpoint of one bin per row of ``losses``, drawn with probability ∝ exp(−ε·r/(2Δ)).
 
     The Gumbel-max trick: argmax of log-weight plus a standard Gumbel draw is
     an exact sample of the softmax (Gumbel 1954; Maddison, Tarlow & Minka
-    2014, Sec. 2). With ``epsilon=inf``, the middle of the grid points of least loss
-    (the loss falls, then rises: they are one run between two data values).
+    2014, Sec. 2). With ``epsilon=inf``, the middle of the bins of least loss
+    (the loss falls, then rises: they are one run).
     """
+    midpoints = (edges[:-1] + edges[1:]) / 2.0
     if epsilon == math.inf:
         least = losses == losses.min(axis=1, keepdims=True)
         first = np.argmax(least, axis=1)
         last = losses.shape[1] - 1 - np.argmax(least[:, ::-1], axis=1)
-        return points[(first + last) // 2]
+        return (midpoints[first] + midpoints[last]) / 2.0
     scores = -epsilon * losses / (2.0 * sensitivity) + rng.gumbel(size=losses.shape)
-    return points[np.argmax(scores, axis=1)]
+    return midpoints[np.argmax(scores, axis=1)]
 
 
 def finish(agg, column, noisy, bounds, exact):

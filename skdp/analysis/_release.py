@@ -57,13 +57,13 @@ def noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
 
 
 def release_quantile(sums, column, level, bounds, plan, rng, exact):
-    n = np.cumsum(sums[(column, "le")], axis=1)[:, -1].astype(float)
-    losses = _aggregates.quantile_losses(sums[(column, "lt")], sums[(column, "le")], n, level)
-    points = _aggregates.grid(*bounds[column])
+    counts = sums[(column, "bins")]
+    losses = _aggregates.quantile_losses(counts, level)
+    edges = _aggregates.grid(*bounds[column])
     if exact:
-        out = _aggregates.sample_quantiles(losses, points, math.inf, 1.0, rng)
-        return np.where(n > 0, out, np.nan)
-    return _aggregates.sample_quantiles(losses, points, plan.quantile_epsilon, plan.max_rows, rng)
+        out = _aggregates.sample_quantiles(losses, edges, math.inf, 1.0, rng)
+        return np.where(counts.sum(axis=1) > 0, out, np.nan)
+    return _aggregates.sample_quantiles(losses, edges, plan.quantile_epsilon, plan.max_rows, rng)
 
 
 def _half(noise, need, alpha):

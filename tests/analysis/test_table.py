@@ -48,28 +48,36 @@ def test_infinite_epsilon_is_pandas_on_clipped_values(df):
                                   df.groupby("region").size().to_numpy())
 
 
-def test_infinite_epsilon_quantiles_minimise_the_rank_loss(df):
-    """Without noise a quantile is a grid point of least rank loss, near pandas' quantile.
+def test_infinite_epsilon_quantiles_are_in_the_bin_of_the_value(df):
+    """Without noise a quantile is the midpoint of the bin holding the t-th value, t = round(qN).
 
-    The loss of g is its distance to t = round(qN) from [#{x < g}, #{x <= g}], computed
-    here from the sorted values; where data is dense no grid point has loss 0, and where
-    it is sparse the points of least loss span a gap between two values.
+    Computed here from the sorted values: bin j's loss is t's distance to
+    [#{x < e_j}, #{x < e_(j+1)}], and the release is the middle of the bins of least loss.
     """
     t = PrivateTable(df, bounds=BOUNDS, random_state=0)
     got = t.groupby("region").agg({"income": ["median", quantile(0.9)]}, epsilon=math.inf)
     clipped = df.income.clip(*BOUNDS["income"])
-    points = np.linspace(*BOUNDS["income"], GRID_SIZE)
+    edges = np.linspace(*BOUNDS["income"], GRID_SIZE + 1)
     for q, name in ((0.5, "income_median"), (0.9, "income_q0.9")):
         for region, value in got[name].items():
             s = np.sort(clipped[df.region == region].dropna().to_numpy())
             rank = np.floor(q * s.size + 0.5)
-
-            def loss(g):
-                below, at_most = np.searchsorted(s, g, "left"), np.searchsorted(s, g, "right")
-                return np.maximum(np.maximum(below - rank, rank - at_most), 0)
-
-            assert value in points and loss(value) == loss(points).min()
+            below = np.searchsorted(s, edges[:-1], "left")
+            above = np.r_[np.searchsorted(s, edges[1:-1], "left"), s.size]
+            loss = np.maximum(np.maximum(below - rank, rank - above), 0)
+            mids = ((edges[:-1] + edges[1:]) / 2)[loss == loss.min()]
+            assert value == pytest.approx((mids[0] + mids[-1]) / 2, rel=1e-12)
             assert abs(value - np.quantile(s, q)) < 0.005 * BOUNDS["income"][1]
+
+
+def test_a_quantile_of_tied_values_stays_in_their_bin():
+    df = pd.DataFrame({"g": ["a", "b"] * 500, "hours": [40.0, 20.0] * 500})
+    t = PrivateTable(df, bounds={"hours": (0, 99)}, random_state=0)
+    res = t.groupby("g", keys=["a", "b"]).agg({"hours": ["median", quantile(0.9)]},
+                                              epsilon=1.0)
+    half_bin = 99 / GRID_SIZE / 2
+    np.testing.assert_allclose(res["hours_median"], [40, 20], atol=half_bin)
+    np.testing.assert_allclose(res["hours_q0.9"], [40, 20], atol=half_bin)
 
 
 def test_one_charge_per_query_whatever_the_number_of_groups(df):
