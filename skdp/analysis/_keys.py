@@ -120,15 +120,19 @@ def people_needed(epsilon, delta, max_groups, alpha):
 
 
 def select_keys(counts, *, epsilon, delta, max_groups, rng):
-    """The keys whose noisy people count exceeds the threshold, in canonical order.
+    """The keys whose noisy people count exceeds the threshold, and those noisy counts.
 
     ``counts`` maps each key present in the table to its number of people.
-    With ``epsilon=inf`` every key with a person is kept.
+    Returns ``(keys, noisy)``, the keys in canonical order. With
+    ``epsilon=inf`` every key with a person is kept, with its exact count.
+    The noisy counts of the kept keys are part of the same (ε, δ)-DP release
+    (Wilson et al. 2020, Sec. 3.2: the thresholded Laplace counts are
+    published with the keys).
     """
     candidates = sorted_keys([k for k, c in counts.items() if c > 0])
-    if epsilon == math.inf:
-        return candidates
     people = np.array([counts[k] for k in candidates], dtype=float)
+    if epsilon == math.inf:
+        return candidates, people
     noisy = people + rng.laplace(0.0, selection_scale(epsilon, max_groups), size=people.size)
-    tau = selection_threshold(epsilon, delta, max_groups)
-    return [k for k, v in zip(candidates, noisy) if v > tau]
+    kept = noisy > selection_threshold(epsilon, delta, max_groups)
+    return [k for k, keep in zip(candidates, kept) if keep], noisy[kept]

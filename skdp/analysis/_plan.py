@@ -9,6 +9,11 @@ A query is made of up to four parts, each a mechanism of its own:
   (:mod:`._aggregates`);
 - ``quantiles``: one exponential mechanism per group and quantile.
 
+A count of rows with privately chosen keys and one row per person and key
+needs no ``sums`` part: the selection's noisy counts of people are those
+counts, published with the keys (as OpenDP and Wilson et al. 2020 do), so the
+selection gets all of (ε, δ).
+
 **The split.** Each part gets a weight: one for ``select``, one for
 ``bounds``, one per aggregate for ``sums`` (at least one: quantiles need the
 counts that flag small groups) and one per quantile. The parts that use δ
@@ -52,6 +57,7 @@ class Plan:
     max_groups: int
     max_rows: int
     accountant: str = "tightest"
+    counts_from_selection: bool = False
     budgets: dict = field(default_factory=dict)
 
     def __post_init__(self):

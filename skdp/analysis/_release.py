@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..stats import _core
-from . import _aggregates, _plan
+from . import _aggregates, _keys, _plan
 from ._aggregates import Aggregate
 
 __all__ = []  # internal
@@ -54,6 +54,17 @@ def noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
         noisy[need] = total + draw(0.0, scale, size=total.shape)
         noise[need] = (dist, float(scale))
     return noisy, noise
+
+
+def selection_counts(people, plan, intervals, alpha):
+    """(columns, flags) of a count whose values are the key selection's noisy counts."""
+    columns = {"count": people}
+    if intervals:
+        eps, _ = plan.budgets["select"]
+        half = 0.0 if plan.epsilon == math.inf else _plan.noise_half_width(
+            "laplace", _keys.selection_scale(eps, plan.max_groups), alpha)
+        columns["count_lower"], columns["count_upper"] = people - half, people + half
+    return columns, np.zeros(people.size, dtype=bool)
 
 
 def release_quantile(sums, column, level, bounds, plan, rng, exact):

@@ -176,6 +176,13 @@ class _Queries:
                 kinds.append("exponential mechanism")
                 stds.append(math.nan)
                 widths.append(plan.rank_error(alpha) if plan.epsilon < math.inf else 0.0)
+        if plan.counts_from_selection:
+            eps, _ = plan.budgets["select"]
+            scale = _keys.selection_scale(eps, plan.max_groups)
+            names.append("rows")
+            kinds.append("laplace")
+            stds.append(_plan.noise_std("laplace", scale))
+            widths.append(_plan.noise_half_width("laplace", scale, alpha))
         if plan.select:
             eps, d = plan.budgets["select"]
             names.append("key kept (people)")
@@ -218,11 +225,15 @@ class _Queries:
         if n_rows == 0:
             raise ValueError("The table is empty.")
         n_quantiles = sum(agg.kind == "quantile" for _, agg in aggregates)
+        select = self._keys is None and bool(self._by)
+        # one row per person and key: the selection's people counts are the row counts
+        from_selection = select and aggregates == [(None, Aggregate("count"))] and \
+            table._max_rows == 1
         plan = _plan.Plan(
-            epsilon=epsilon, delta=delta,
-            n_sums=len(_aggregates.sums_needed(aggregates)),
+            epsilon=epsilon, delta=delta, counts_from_selection=from_selection,
+            n_sums=0 if from_selection else len(_aggregates.sums_needed(aggregates)),
             n_quantiles=n_quantiles, n_aggregates=len(aggregates),
-            select=self._keys is None and bool(self._by),
+            select=select,
             n_bounds=len(estimate) if epsilon < math.inf else 0,
             max_groups=table._max_groups if self._by else 1, max_rows=table._max_rows,
             accountant=getattr(table.budget, "accountant", "tightest"),
@@ -256,7 +267,9 @@ class _Queries:
         exact = plan.epsilon == math.inf
         keys = self._keys if self._by else [()]
         if plan.select or estimate:
-            keys, released = self._first_pass(plan, keys, estimate, key, rng)
+            keys, released, people = self._first_pass(plan, keys, estimate, key, rng)
+            if plan.counts_from_selection:
+                return keys, *_release.selection_counts(people, plan, intervals, alpha)
             bounds.update(released)
             if not exact:  # the exact range of an epsilon=inf query is not for later queries
                 table._released_bounds.update(released)
@@ -349,7 +362,11 @@ class _Queries:
         return _pivot(table._engine, self._by, self._keys, column, categories, keys, columns)
 
     def _first_pass(self, plan, keys, estimate, key, rng):
-        """Choose the keys and estimate missing bounds: one pass, released at once."""
+        """Choose the keys and estimate missing bounds: one pass, released at once.
+
+        Returns the keys, the released bounds, and the kept keys' noisy people
+        counts (None with public keys).
+        """
         from ..stats import _range
 
         table = self._table
@@ -358,10 +375,11 @@ class _Queries:
                               table._max_groups, table._max_rows, plan.select, estimate,
                               plan.epsilon == math.inf),
             keys=self._by, unit=table.privacy_unit, values=estimate)
+        people = None
         if plan.select:
             eps, d = plan.budgets["select"]
-            keys = _keys.select_keys(result.get("people", {}), epsilon=eps, delta=d,
-                                     max_groups=plan.max_groups, rng=rng)
+            keys, people = _keys.select_keys(result.get("people", {}), epsilon=eps, delta=d,
+                                             max_groups=plan.max_groups, rng=rng)
         released = {}
         if estimate and plan.epsilon == math.inf:
             for column in estimate:
@@ -376,7 +394,7 @@ class _Queries:
                                         sens * _range._threshold(eps, d, len(estimate)))
             for column, lo, hi in zip(estimate, lower, upper):
                 released[column] = (float(lo), float(hi))
-        return keys, released
+        return keys, released, people
 
     def _label(self, aggregates, plan):
         """The ledger's label: the query's public parameters only."""

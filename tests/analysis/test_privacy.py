@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from skdp.accounting import epsilon_of, laplace_rdp
+from skdp import PrivacyBudget
+from skdp.accounting import approximate_dp_rdp, epsilon_of, laplace_rdp
 from skdp.analysis import PrivateTable
 from skdp.analysis import _keys, _plan
 
@@ -69,8 +70,14 @@ def test_group_by_audit_on_a_person_added_with_all_rows(neighbours, name, factor
         assert bound > eps
 
 
-def test_a_key_of_one_person_is_released_at_the_rate_delta_allows():
-    """P(release) of a one-person key is ½·exp(−(τ − 1)/b) = δ_select / G exactly."""
+@pytest.mark.parametrize("max_rows, share", [(5, 0.5), (1, 1.0)])
+def test_a_key_of_one_person_is_released_at_the_rate_delta_allows(max_rows, share):
+    """P(release) of a one-person key is ½·exp(−(τ − 1)/b) = δ_select / G exactly.
+
+    A count of rows with more than one row per person and key splits δ between the
+    selection and the counts (δ_select = δ/2); with one row per person and key the
+    selection's noisy people counts are the released counts, and it gets all of δ.
+    """
     big = _people(2000, 2, "big", 0)
     rng = np.random.default_rng(1)
     single = pd.DataFrame({"person": np.repeat(10_000 + np.arange(200), 20),
@@ -78,22 +85,38 @@ def test_a_key_of_one_person_is_released_at_the_rate_delta_allows():
                            "income": rng.uniform(0, 100, 4000)})
     df = pd.concat([big, single], ignore_index=True)
     delta = 1e-3
-    t = PrivateTable(df, privacy_unit="person", max_rows_per_unit=5, random_state=2)
+    t = PrivateTable(df, privacy_unit="person", max_rows_per_unit=max_rows, random_state=2)
     released = 0
     for _ in range(300):
-        keys = list(t.groupby("region").count(epsilon=1.0, delta=delta).index)
-        assert "big" in keys
-        released += len(keys) - 1
-    # the count query splits δ between the selection and the counts: δ_select = δ/2,
-    # so each of 60,000 one-person keys is released with probability 5e-4: 30 ± 5.5
-    plan = _plan.Plan(epsilon=1.0, delta=delta, n_sums=1, n_quantiles=0, n_aggregates=1,
-                      select=True, n_bounds=0, max_groups=1, max_rows=5)
+        res = t.groupby("region").count(epsilon=1.0, delta=delta)
+        assert "big" in res.index
+        # Laplace of scale at most 2R (ε/2 per part): beyond 15 scales in 300 draws w.p. 1e-4
+        assert abs(res.loc["big", "count"] - 2000 * min(max_rows, 2)) < 15 * 2 * max_rows
+        released += len(res) - 1
+    plan = _plan.Plan(epsilon=1.0, delta=delta, n_sums=0 if max_rows == 1 else 1,
+                      n_quantiles=0, n_aggregates=1, select=True, n_bounds=0, max_groups=1,
+                      max_rows=max_rows, counts_from_selection=max_rows == 1)
     eps_sel, delta_sel = plan.budgets["select"]
-    assert delta_sel == delta / 2
+    assert delta_sel == delta * share
     tau = _keys.selection_threshold(eps_sel, delta_sel, 1)
     p = 0.5 * math.exp(-(tau - 1) / _keys.selection_scale(eps_sel, 1))
     assert p == pytest.approx(delta_sel)
-    assert 10 <= released <= 55
+    # 60,000 one-person keys: Binomial(60000, p), mean 30 (share 1/2) or 60, ± 4 sd
+    mean = 60_000 * p
+    assert mean - 4 * math.sqrt(mean) <= released <= mean + 4 * math.sqrt(mean)
+
+
+def test_a_count_with_private_keys_spends_all_of_epsilon_on_the_selection():
+    df = _people(3000, 1, "A", 0)
+    budget = PrivacyBudget(5.0, 1e-5)
+    t = PrivateTable(df, budget=budget, random_state=0)
+    t.groupby("region").count(epsilon=1.0, delta=1e-5)
+    charged = budget.ledger[0].curve
+    reference = approximate_dp_rdp(1.0, 1e-5)
+    assert epsilon_of(charged, 1e-5) == pytest.approx(epsilon_of(reference, 1e-5), rel=1e-9)
+    acc = t.groupby("region").accuracy(epsilon=1.0, delta=1e-5)
+    assert acc["quantity"].tolist() == ["rows", "key kept (people)"]
+    assert acc["std"][0] == pytest.approx(math.sqrt(2.0))  # Laplace(1/ε)
 
 
 def test_one_person_with_many_rows_moves_a_group_by_the_bound():
