@@ -67,6 +67,21 @@ class _Queries:
         Returns
         -------
         float for a table; a DataFrame with a ``count`` column for a group-by.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skdp.analysis import PrivateTable
+        >>> df = pd.DataFrame({"region": ["N", "S"] * 500,
+        ...                    "income": [20_000.0, 60_000.0] * 500})
+        >>> t = PrivateTable(df, bounds={"income": (0, 100_000)}, random_state=0)
+        >>> t.groupby("region", keys=["N", "S"]).count(epsilon=1.0).round()
+                count  too_few_rows
+        region
+        N       500.0         False
+        S       499.0         False
+        >>> round(t.count(epsilon=1.0))  # the table has 1,000 rows
+        997
         """
         return self._query([(None, Aggregate("count"))], epsilon, delta, intervals, alpha)
 
@@ -103,6 +118,20 @@ class _Queries:
             quantiles mean little (their (1 − α) interval covers over a
             quarter of the column's range, or a quantile's rank error
             over a quarter of its count).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skdp.analysis import PrivateTable
+        >>> df = pd.DataFrame({"region": ["N", "S"] * 500,
+        ...                    "income": [20_000.0, 60_000.0] * 500})
+        >>> t = PrivateTable(df, bounds={"income": (0, 100_000)}, random_state=0)
+        >>> t.groupby("region", keys=["N", "S"]).agg({"income": ["mean", "median"]},
+        ...                                           epsilon=1.0).round(-2)
+                income_mean  income_median  too_few_rows
+        region
+        N           19100.0        20000.0         False
+        S           58700.0        60000.0         False
         """
         return self._query(_aggregates.parse_spec(spec), epsilon, delta, intervals, alpha)
 
@@ -154,6 +183,18 @@ class _Queries:
             1 − α interval; for a quantile, the rank error in rows exceeded
             with probability α; for a privately chosen key, the people a key
             needs to be released with probability 1 − α).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skdp.analysis import PrivateTable
+        >>> df = pd.DataFrame({"region": ["N", "S"] * 500,
+        ...                    "income": [20_000.0, 60_000.0] * 500})
+        >>> t = PrivateTable(df, bounds={"income": (0, 100_000)}, random_state=0)
+        >>> t.groupby("region", keys=["N"]).accuracy({"income": "mean"}, epsilon=1.0).round(1)
+                     quantity    noise       std  half_width
+        0        income count  laplace       2.8         6.0
+        1  income centred sum  laplace  141419.8    299569.9
         """
         aggregates = ([(None, Aggregate("count"))] if spec is None
                       else _aggregates.parse_spec(spec))
@@ -340,6 +381,20 @@ class _Queries:
         DataFrame
             One row per group (one row for a table), one column per bin
             (``"<column>[lo, hi)"``) or category (``"<column>=<value>"``).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skdp.analysis import PrivateTable
+        >>> df = pd.DataFrame({"region": ["N", "S"] * 500,
+        ...                    "income": [20_000.0, 60_000.0] * 500})
+        >>> t = PrivateTable(df, bounds={"income": (0, 100_000)}, random_state=0)
+        >>> t.groupby("region", keys=["N", "S"]).histogram(
+        ...     "income", bins=[0, 50_000, 100_000], epsilon=1.0).round()
+                income[0, 50000)  income[50000, 100000]
+        region
+        N                  500.0                   -1.0
+        S                   -3.0                  497.0
         """
         table = self._table
         if column not in table._engine.columns():
@@ -620,6 +675,18 @@ class PrivateTable(_Queries):
         Returns
         -------
         GroupBy
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from skdp.analysis import PrivateTable
+        >>> df = pd.DataFrame({"region": ["N", "S"] * 500,
+        ...                    "income": [20_000.0, 60_000.0] * 500})
+        >>> t = PrivateTable(df, bounds={"income": (0, 100_000)}, random_state=0)
+        >>> t.groupby("region")
+        <GroupBy by=['region'] keys: chosen privately>
+        >>> t.groupby("region", keys=["N", "S"])
+        <GroupBy by=['region'] keys: 2 public>
         """
         by = [by] if isinstance(by, str) else list(by)
         if not by:
