@@ -235,10 +235,10 @@ class _PolarsEngine(_Engine):
 class _DaskEngine(_Engine):
     """A dask DataFrame: each partition is reduced where it lives.
 
-    Global row positions come from the partitions' lengths (one pass that
-    reads lengths only). With a privacy unit the rows are first shuffled by
-    person, so that each person's rows meet in one partition, carrying their
-    positions along; contribution bounding then runs per partition exactly as
+    With a privacy unit the rows are first shuffled by person, so that each
+    person's rows meet in one partition, carrying their global positions along
+    (from the partitions' lengths: one pass that reads lengths only, kept for
+    later queries); contribution bounding then runs per partition exactly as
     in memory.
     """
 
@@ -271,13 +271,13 @@ class _DaskEngine(_Engine):
         import dask
         import pandas as pd
 
-        offsets = self._partition_offsets()
         needed = list(dict.fromkeys([*keys, *([unit] if unit else []), *values]))
         parts = self.data[needed].to_delayed()
-        if unit is None:
-            partials = [dask.delayed(_dask_partial)(func, p, int(o), keys, unit, values)
-                        for p, o in zip(parts, offsets)]
+        if unit is None:  # positions only order a person's rows: none are needed
+            partials = [dask.delayed(_dask_partial)(func, p, 0, keys, unit, values)
+                        for p in parts]
         else:
+            offsets = self._partition_offsets()
             import dask.dataframe as dd
 
             meta = self.data[needed]._meta.assign(**{_POSITION: pd.Series([], dtype=np.int64)})
