@@ -31,8 +31,8 @@ Prop. 7). One row (or one person) changes only its own G groups: the groups
 compose in parallel, so the release costs what G groups cost, whatever the
 number of groups.
 
-**Quantiles** are the exponential mechanism over :data:`GRID_SIZE` equal
-public bins from L to U (McSherry & Talwar 2007, Thm. 6). Bin j holds the
+**Quantiles** are the exponential mechanism over B equal public bins from L
+to U (B = :func:`n_bins`: :data:`GRID_SIZE`, fewer when there are many groups) (McSherry & Talwar 2007, Thm. 6). Bin j holds the
 values in [g_j, g_(j+1)) (the last one closed); with t = ⌊qN + ½⌋ its loss is
 r_j = dist(t, [#{x < g_j}, #{x < g_(j+1)}]), 0 for the bins that hold the
 t-th value. Adding a row (a person's R rows) raises each count and t by
@@ -41,7 +41,7 @@ between 0 and 1 (R), so r moves by at most 1 (R), as for the rank utility of
 argument). One bin is drawn per group and level with weights exp(−ε′·r/(2R))
 by the Gumbel-max trick, each at ε′ = ε_q/(G·m) for m levels, and its
 midpoint is released. The bins' counts are sums, so the mechanism runs on any
-engine; the answer is within half a bin, (U − L)/(2·GRID_SIZE), of a value
+engine; the answer is within half a bin, (U − L)/(2B), of a value
 that minimises the loss. Bins (rather than points) keep a value that many
 rows share, a common income or 40 hours a week, inside the bin that holds it.
 
@@ -59,8 +59,10 @@ import numpy as np
 
 __all__ = ["Aggregate", "quantile"]
 
-# Equal public bins of a quantile, from L to U.
-GRID_SIZE = 1024
+# Equal public bins of a quantile, from L to U (at most; see n_bins).
+GRID_SIZE = 4096
+# The bins' counts of one quantile column take n_groups * n_bins int64 cells at most this many.
+_MAX_CELLS = 2**23
 # The names an aggregate can be asked by.
 _NAMES = ("count", "sum", "mean", "var", "std", "median")
 
@@ -169,9 +171,18 @@ def sensitivity(part, lower, upper):
     return h * h / 2.0  # s2
 
 
-def grid(lower, upper):
-    """The public edges of a quantile's bins: GRID_SIZE + 1 points from lower to upper."""
-    return np.linspace(lower, upper, GRID_SIZE + 1)
+def n_bins(n_groups):
+    """The number of bins of a quantile over ``n_groups`` groups (public).
+
+    :data:`GRID_SIZE`, or fewer (at least 256) so that the counts of one
+    column stay within :data:`_MAX_CELLS` cells (64 MB).
+    """
+    return int(min(GRID_SIZE, max(256, _MAX_CELLS // max(n_groups, 1))))
+
+
+def grid(lower, upper, n_groups):
+    """The public edges of a quantile's bins: :func:`n_bins` + 1 points from lower to upper."""
+    return np.linspace(lower, upper, n_bins(n_groups) + 1)
 
 
 def bin_counts(group, n_groups, x, edges):
@@ -228,12 +239,12 @@ def chunk_sums(group, n_groups, values, needs, quantile_columns, bounds, edges=N
         if x is None:
             lower, upper = bounds[column]
             x = clipped[column] = np.clip(values[column][rows], lower, upper)
-        out[(column, "bins")] = bin_counts(g, n_groups, x, grid(*bounds[column]))
+        out[(column, "bins")] = bin_counts(g, n_groups, x, grid(*bounds[column], n_groups))
     return out
 
 
 def quantile_losses(counts, level):
-    """Integer losses r_j >= 0 of every bin, per group (rows of ``counts``, shape (m, GRID_SIZE)).
+    """Integer losses r_j >= 0 of every bin, per group (rows of ``counts``, shape (m, B)).
 
     r_j = dist(t, [#{x < g_j}, #{x < g_(j+1)}]) with t = ⌊qN + ½⌋ (module
     docstring): sensitivity 1 per row.

@@ -131,7 +131,9 @@ class Plan:
 
         The exponential mechanism's utility theorem over the grid (McSherry &
         Talwar 2007, Thm. 8; Dwork & Roth 2014, Thm. 3.11): the loss exceeds
-        (2Δ/ε′)·(ln(grid size) + ln(1/α)) with probability at most α, Δ = R.
+        (2Δ/ε′)·(ln B + ln(1/α)) with probability at most α, Δ = R, for B bins
+        (the most there can be, :data:`~._aggregates.GRID_SIZE`, when the
+        number of groups is not known yet).
         """
         from ._aggregates import GRID_SIZE
 

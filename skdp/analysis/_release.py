@@ -70,7 +70,7 @@ def selection_counts(people, plan, intervals, alpha):
 def release_quantile(sums, column, level, bounds, plan, rng, exact):
     counts = sums[(column, "bins")]
     losses = _aggregates.quantile_losses(counts, level)
-    edges = _aggregates.grid(*bounds[column])
+    edges = _aggregates.grid(*bounds[column], counts.shape[0])
     if exact:
         out = _aggregates.sample_quantiles(losses, edges, math.inf, 1.0, rng)
         return np.where(counts.sum(axis=1) > 0, out, np.nan)

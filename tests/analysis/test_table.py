@@ -9,7 +9,7 @@ import pytest
 
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp.analysis import PrivateTable, SmallGroupWarning, quantile
-from skdp.analysis._aggregates import GRID_SIZE
+from skdp.analysis._aggregates import n_bins
 
 BOUNDS = {"income": (0.0, 200_000.0), "age": (18.0, 90.0)}
 
@@ -57,7 +57,7 @@ def test_infinite_epsilon_quantiles_are_in_the_bin_of_the_value(df):
     t = PrivateTable(df, bounds=BOUNDS, random_state=0)
     got = t.groupby("region").agg({"income": ["median", quantile(0.9)]}, epsilon=math.inf)
     clipped = df.income.clip(*BOUNDS["income"])
-    edges = np.linspace(*BOUNDS["income"], GRID_SIZE + 1)
+    edges = np.linspace(*BOUNDS["income"], n_bins(4) + 1)
     for q, name in ((0.5, "income_median"), (0.9, "income_q0.9")):
         for region, value in got[name].items():
             s = np.sort(clipped[df.region == region].dropna().to_numpy())
@@ -75,7 +75,7 @@ def test_a_quantile_of_tied_values_stays_in_their_bin():
     t = PrivateTable(df, bounds={"hours": (0, 99)}, random_state=0)
     res = t.groupby("g", keys=["a", "b"]).agg({"hours": ["median", quantile(0.9)]},
                                               epsilon=1.0)
-    half_bin = 99 / GRID_SIZE / 2
+    half_bin = 99 / n_bins(2) / 2
     np.testing.assert_allclose(res["hours_median"], [40, 20], atol=half_bin)
     np.testing.assert_allclose(res["hours_q0.9"], [40, 20], atol=half_bin)
 
