@@ -14,7 +14,9 @@ Metadata (column names, dtypes) is read before any charge; values only after.
 from __future__ import annotations
 
 import math
+import numbers
 import sys
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,22 +61,21 @@ def _combine_codes(per_column):
     if len(per_column) == 1:
         codes, uniques = per_column[0]
         return codes, [(u,) for u in uniques]
-    combined = np.zeros(n, dtype=np.int64)
     null = np.zeros(n, dtype=bool)
-    for codes, uniques in per_column:
+    for codes, _ in per_column:
         null |= codes < 0
-        combined = combined * max(len(uniques), 1) + np.maximum(codes, 0)
-    dense, inverse = np.unique(combined[~null], return_inverse=True)
+    # Combine column by column, renumbering the tuples met so far densely each time, so
+    # that a code never exceeds (rows) x (values of one column): no int64 overflow.
+    combined = np.zeros(int((~null).sum()), dtype=np.int64)
+    firsts = np.zeros(0, dtype=np.int64)  # a row of each tuple so far, in code order
+    for codes, uniques in per_column:
+        combined = combined * max(len(uniques), 1) + codes[~null]
+        _, firsts, combined = np.unique(combined, return_index=True, return_inverse=True)
+        combined = combined.reshape(-1)
     out = np.full(n, -1, dtype=np.int64)
-    out[~null] = inverse
-    keys = []
-    for value in dense:
-        parts = []
-        for codes, uniques in reversed(per_column):
-            size = max(len(uniques), 1)
-            parts.append(uniques[int(value % size)])
-            value //= size
-        keys.append(tuple(reversed(parts)))
+    out[~null] = combined
+    rows = np.flatnonzero(~null)[firsts]
+    keys = [tuple(uniques[codes[r]] for codes, uniques in per_column) for r in rows]
     return out, keys
 
 
@@ -93,9 +94,6 @@ class _Engine:
     def is_numeric(self, column):
         raise NotImplementedError
 
-    def n_rows(self):
-        """The number of rows where it is known without a pass (None for dask)."""
-        raise NotImplementedError
 
     def map_reduce(self, func, *, keys, unit, values):
         """``func(chunk)`` on every partition, the partial results summed (:func:`add_partials`)."""
@@ -135,10 +133,10 @@ class _PandasEngine(_Engine):
         import pandas as pd
 
         dtype = self.data[column].dtype
+        if pd.api.types.is_complex_dtype(dtype):
+            return False
         return bool(pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
-    def n_rows(self):
-        return len(self.data)
 
     def map_reduce(self, func, *, keys, unit, values):
         return func(_pandas_chunk(self.data, keys, unit, values, 0))
@@ -147,11 +145,42 @@ class _PandasEngine(_Engine):
         return _pandas_frame(key_names, key_values, columns)
 
 
+def _canonical(value):
+    """One spelling of equal keys, whatever row came first: 0.0 for -0.0, 1 for True or 1.0.
+
+    pandas keeps the first row's spelling of keys that compare equal; a
+    released key must not tell which row that was.
+    """
+    if isinstance(value, (bool, np.bool_, numbers.Number)) and not isinstance(value, complex):
+        if isinstance(value, (bool, np.bool_)):
+            return int(value)
+        value = value + 0  # -0.0 + 0 is 0.0
+        if isinstance(value, (float, np.floating)) and float(value).is_integer():
+            return int(value)
+    return value
+
+
 def _pandas_factorize(series):
+    """Codes (-1 where null) and distinct values of a key column, with pandas' hashing.
+
+    Values that cannot be hashed (a list in an object column) count as
+    missing rather than raising after the charge. Keys of an object column
+    take one spelling (:func:`_canonical`); those of a float column 0.0 for
+    -0.0.
+    """
     import pandas as pd
 
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    return codes.astype(np.int64), list(uniques)
+    try:
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:
+        series = series.map(lambda v: v if isinstance(v, Hashable) else None)
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    uniques = list(uniques)
+    if series.dtype == object:
+        uniques = [_canonical(v) for v in uniques]
+    elif pd.api.types.is_float_dtype(series.dtype):
+        uniques = [v + 0.0 for v in uniques]
+    return codes.astype(np.int64), uniques
 
 
 def _pandas_chunk(df, keys, unit, values, offset, positions=None):
@@ -196,8 +225,6 @@ class _PolarsEngine(_Engine):
         dtype = self.data.schema[column]
         return bool(dtype.is_numeric() or dtype == pl.Boolean)
 
-    def n_rows(self):
-        return self.data.height
 
     def map_reduce(self, func, *, keys, unit, values):
         return func(self._chunk(keys, unit, values))
@@ -211,6 +238,8 @@ class _PolarsEngine(_Engine):
         ranks = s.rank("dense")
         codes = ranks.fill_null(0).cast(pl.Int64).to_numpy() - 1
         uniques = s.drop_nulls().unique().sort().to_list()
+        if s.dtype.is_float():  # polars keeps the first row's -0.0 or 0.0: one spelling
+            uniques = [v + 0.0 for v in uniques]
         return codes, uniques
 
     def _chunk(self, keys, unit, values):
@@ -256,10 +285,10 @@ class _DaskEngine(_Engine):
         import pandas as pd
 
         dtype = self.data[column].dtype
+        if pd.api.types.is_complex_dtype(dtype):
+            return False
         return bool(pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype))
 
-    def n_rows(self):
-        return None
 
     def _partition_offsets(self):
         if self._offsets is None:

@@ -23,12 +23,21 @@ def groups_of(chunk, index):
     return lookup[chunk.key_codes]  # code -1 (a null key) reads the trailing -1
 
 
-def bounded(chunk, group, key, max_groups, max_rows):
-    """``group`` with -1 for the rows that contribution bounding leaves out."""
+def bounded(chunk, group, key, max_groups, max_rows, firsts=False):
+    """``group`` with -1 for the rows that contribution bounding leaves out.
+
+    Rows whose privacy unit is missing belong to no known person and are
+    left out. With ``firsts`` also returns the mask of each person's first
+    kept row of each group (None without a privacy unit).
+    """
     if chunk.unit is None:
-        return group
+        return (group, None) if firsts else group
+    group = np.where(chunk.unit >= 0, group, -1)
     keep = bound_contributions(chunk.unit, group, row_priorities(chunk.positions, key),
-                               max_groups=max_groups, max_rows=max_rows)
+                               max_groups=max_groups, max_rows=max_rows, firsts=firsts)
+    if firsts:
+        keep, first = keep
+        return np.where(keep, group, -1), first
     return np.where(keep, group, -1)
 
 
@@ -59,12 +68,8 @@ class FirstPass:
         from ..stats import _range
 
         group = chunk.key_codes if self.index is None else groups_of(chunk, self.index)
-        first = None
-        if chunk.unit is not None:
-            keep, first = bound_contributions(
-                chunk.unit, group, row_priorities(chunk.positions, self.key),
-                max_groups=self.max_groups, max_rows=self.max_rows, firsts=True)
-            group = np.where(keep, group, -1)
+        group, first = bounded(chunk, group, self.key, self.max_groups, self.max_rows,
+                               firsts=True)
         out = {}
         if self.select:
             out["people"] = people_per_key(chunk, group, first)

@@ -22,7 +22,10 @@ multiple x of its weight's share of ε, x the largest (to 1e-6) whose composed
 curve is still (ε, δ)-DP by the budget's accountant (PLD, or RDP: Mironov
 2017), found by bisection (:func:`skdp.accounting._bisect.largest_within`).
 By basic composition (Dwork & Roth 2014, Thm. 3.16) x = 1 always meets the
-target; the tighter accountants usually let x exceed 1. Everything here comes
+target. Where every part is ε-DP or (ε, δ)-DP with its own pure ε (Laplace,
+the exponential mechanism, the selection), x = 1: the query is then exactly
+ε-DP (plus the selection's δ) and two queries at ε/2 compose to ε. Where a
+part is Gaussian, the tighter accountants usually let x exceed 1. Everything here comes
 from public parameters: the aggregates, the number of groups a person may
 touch (G) and rows per group (R), ε and δ.
 """
@@ -86,7 +89,10 @@ class Plan:
         def cost(x):
             return epsilon_of(self._curve(budgets_at(x)), self.delta, accountant=self.accountant)
 
-        x = largest_within(cost, self.epsilon * (1.0 + 1e-12), 1.0, rtol=1e-6)
+        x = 1.0
+        if self._curve(budgets_at(1.0)).pure_epsilon > self.epsilon * (1.0 + 1e-12):
+            # a Gaussian part: raise every share as far as the accountant allows
+            x = largest_within(cost, self.epsilon * (1.0 + 1e-12), 1.0, rtol=1e-6)
         self.budgets = budgets_at(x)
         self.curve = self._curve(self.budgets)
 
@@ -119,6 +125,15 @@ class Plan:
         sens = np.where(sens > 0, sens, np.finfo(float).tiny)
         scales = _core._noise_scales(eps, delta, self.k, sens)
         return ("laplace" if _core._sums_delta(eps, delta, self.k) == 0 else "gaussian"), scales
+
+    def bounds_noise(self, eps, delta):
+        """(distribution, scale) of the counts of the bounds' log-scale histograms.
+
+        A person keeps R·G rows in all, each in one bin of each histogram.
+        """
+        scale = _core._noise_scales(eps, delta, self.n_bounds, self.max_rows * self.max_groups)
+        dist = "laplace" if _core._sums_delta(eps, delta, self.n_bounds) == 0 else "gaussian"
+        return dist, float(scale)
 
     @property
     def quantile_epsilon(self):

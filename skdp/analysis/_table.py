@@ -194,16 +194,18 @@ class _Queries:
         >>> t.groupby("region", keys=["N"]).accuracy({"income": "mean"}, epsilon=1.0).round(1)
                      quantity    noise       std  half_width
         0        income count  laplace       2.8         6.0
-        1  income centred sum  laplace  141419.8    299569.9
+        1  income centred sum  laplace  141421.4    299573.2
         """
         aggregates = ([(None, Aggregate("count"))] if spec is None
                       else _aggregates.parse_spec(spec))
         alpha = _check_alpha(alpha)
-        plan, bounds, _ = self._prepare(aggregates, epsilon, delta)
+        plan, bounds, estimate = self._prepare(aggregates, epsilon, delta)
         names, kinds, stds, widths = [], [], [], []
         needs = _aggregates.sums_needed(aggregates)
         if plan.n_sums:
-            sens = [_aggregates.sensitivity(part, *bounds.get(column, (0.0, 1.0)))
+            # a sum over a column whose bounds are not released yet has no known scale
+            sens = [_aggregates.sensitivity(part, *bounds[column]) if column in bounds
+                    else 1.0 if part in ("rows", "n", "hist") else math.nan
                     for column, part in needs]
             dist, scales = plan.sum_noise(sens)
             for (column, part), scale in zip(needs, scales):
@@ -217,6 +219,13 @@ class _Queries:
                 kinds.append("exponential mechanism")
                 stds.append(math.nan)
                 widths.append(plan.rank_error(alpha) if plan.epsilon < math.inf else 0.0)
+        if plan.n_bounds:
+            eps, d = plan.budgets["bounds"]
+            dist, scale = plan.bounds_noise(eps, d)
+            names.append(f"bounds of {', '.join(estimate)} (counts of a log-scale histogram)")
+            kinds.append(dist)
+            stds.append(_plan.noise_std(dist, scale))
+            widths.append(_plan.noise_half_width(dist, scale, alpha))
         if plan.counts_from_selection:
             eps, _ = plan.budgets["select"]
             scale = _keys.selection_scale(eps, plan.max_groups)
@@ -262,9 +271,6 @@ class _Queries:
                 bounds[column] = table._released_bounds[column]
             elif column not in estimate:
                 estimate.append(column)
-        n_rows = table._engine.n_rows()
-        if n_rows == 0:
-            raise ValueError("The table is empty.")
         n_quantiles = sum(agg.kind == "quantile" for _, agg in aggregates)
         select = self._keys is None and bool(self._by)
         # one row per person and key: the selection's people counts are the row counts

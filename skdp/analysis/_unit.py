@@ -98,6 +98,8 @@ def bound_contributions(unit, group, priority, *, max_groups, max_rows, firsts=F
     live = np.flatnonzero(group >= 0)
     if live.size == 0:
         return (keep, first) if firsts else keep
+    if unit[live].min() < 0:  # the sort keys below hold codes >= 0
+        raise ValueError("Every row in a group must have a person (a code >= 0).")
     # Rows in order of (person, group, priority): each pair's rows are contiguous, smallest
     # priority first, so a row's rank in its pair is its distance to the pair's first row.
     pair = unit[live].astype(np.int64) * (int(group.max()) + 1) + group[live]

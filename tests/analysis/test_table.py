@@ -247,12 +247,16 @@ def test_errors_name_the_column_not_a_value():
         assert "city" in str(info.value) and "secret-town" not in str(info.value)
 
 
-def test_empty_table_and_other_inputs():
+def test_an_empty_table_is_a_release_like_any_other():
+    """No error: emptiness is a property of the rows, and a one-row table is its neighbour."""
     budget = PrivacyBudget(1.0, 1e-5)
-    t = PrivateTable(pd.DataFrame({"x": np.array([], dtype=float)}), budget=budget)
-    with pytest.raises(ValueError, match="empty"):
-        t.count(epsilon=1.0)
-    assert len(budget) == 0
+    t = PrivateTable(pd.DataFrame({"g": pd.Series([], dtype=object),
+                                   "x": np.array([], dtype=float)}),
+                     budget=budget, bounds={"x": (0, 1)}, random_state=0)
+    assert abs(t.count(epsilon=0.5)) < 20  # Laplace(2): beyond 20 w.p. 7e-5
+    res = t.groupby("g", keys=["a"]).mean("x", epsilon=0.5)
+    assert res["too_few_rows"].tolist() == [True]
+    assert len(budget) == 2
     with pytest.raises(TypeError, match="pandas, polars or dask DataFrame"):
         PrivateTable(np.zeros((3, 2)))
 

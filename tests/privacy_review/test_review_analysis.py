@@ -25,21 +25,22 @@ What was verified, and is pinned here:
   the ledger label holds no data, null keys are never released; ε = ∞ leaves no
   bounds behind for later queries; dask gathers partial sums only.
 
-Defects found (xfail, strict: the fix flips them):
+Defects found, fixed, and pinned by the tests below:
 
-- A null privacy unit (NaN/None in the person column) is the code -1 of the
-  engines' factorisation, which ``_unit._order_by`` (codes assumed >= 0) casts to
-  uint64: its rows interleave with the person who has the largest code, whose
-  pairs then break into many runs, each kept. One person then moves a count by
-  tens of rows with max_rows_per_unit = max_groups_per_unit = 1. Even without the
-  interleaving, all rows without a person are pooled into one pseudo-person, so
-  adding one such row can move two groups.
-- A released key is the first row's spelling of it: -0.0 or 0.0, True or 1, so
-  the release shows which of two equal keys came first (a row-level bit).
-- Several key columns: their codes are combined in int64 without a check, and
-  wrap once the product of the cardinalities passes 2^63; groups are then
-  merged and released under keys that are not in the data, or under one row's key.
-- An unhashable key value raises after the charge.
+- A null privacy unit (NaN/None in the person column) was the code -1 of the
+  engines' factorisation, which ``_unit._order_by`` (codes assumed >= 0) cast to
+  uint64: its rows interleaved with the person who had the largest code, whose
+  pairs then broke into many runs, each kept; one person moved a count by tens
+  of rows with max_rows_per_unit = max_groups_per_unit = 1. Rows without a
+  person are now left out.
+- A released key was the first row's spelling of it: -0.0 or 0.0, True or 1, so
+  the release showed which of two equal keys came first (a row-level bit). Keys
+  now take one spelling.
+- Several key columns: their codes were combined in int64 without a check, and
+  wrapped once the product of the cardinalities passed 2^63; groups were then
+  merged and released under keys not in the data, or under one row's key. The
+  codes are now renumbered densely column by column.
+- An unhashable key value raised after the charge; it now counts as missing.
 """
 
 import math
@@ -371,13 +372,6 @@ def test_adding_a_person_moves_at_most_G_groups_by_R_rows(engine, R, G, public):
     assert (moved["x_sum"].abs() <= R * 5.0 + 1e-9).all()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Defect: a null privacy unit gets the code -1 from the engines' factorisation "
-    "(_engines._pandas_factorize, _PolarsEngine._factorize); _unit._order_by assumes codes "
-    ">= 0 and casts it to uint64, so the null rows interleave with the person of the largest "
-    "code, whose (person, group) runs break apart and are each kept: one person moves a count "
-    "by ~40 rows with R = G = 1. Fix: give each row without a person its own code (or drop "
-    "those rows) before bounding."))
 def test_rows_without_a_person_do_not_break_another_persons_bound():
     others = pd.DataFrame({"person": [0.0, 1.0, 2.0] + [np.nan] * 40,
                            "g": ["B", "B", "B"] + ["A"] * 40})
@@ -392,11 +386,6 @@ def test_rows_without_a_person_do_not_break_another_persons_bound():
         assert moved.sum() <= 1  # R · G
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Defect: rows whose privacy unit is null are pooled into one pseudo-person, so adding one "
-    "such row (a person without an id) can drop the pseudo-person's kept group and add another: "
-    "two groups move with R = G = 1. Fix: each row without a person is its own person (or is "
-    "dropped)."))
 def test_adding_a_row_without_a_person_moves_at_most_one_group():
     one = pd.DataFrame({"person": [None], "g": ["A"]})
     two = pd.DataFrame({"person": [None, None], "g": ["A", "B"]})
@@ -526,13 +515,6 @@ def test_small_group_flags_come_with_the_warning():
     assert res["too_few_rows"].tolist() == [False, True]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Defect: a privately chosen key is released as the engine's first-seen spelling of it "
-    "(pd.factorize / polars unique keep the first row's value): -0.0 or 0.0, True or 1, so "
-    "the release tells which of two equal spellings came first, a bit about one row, with "
-    "certainty (epsilon = inf for that row). Fix: release a canonical spelling that does not "
-    "depend on the rows (e.g. float keys + 0.0, numbers equal to an int as that int) in "
-    "_keys.select_keys or the engines' factorisation."))
 @pytest.mark.parametrize("case", ["float -0.0", "polars -0.0", "object True/1"])
 def test_a_released_key_does_not_reveal_which_row_came_first(case):
     if case == "object True/1":
@@ -553,15 +535,6 @@ def test_a_released_key_does_not_reveal_which_row_came_first(case):
     assert shown[0] == shown[1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Defect: _engines._combine_codes combines the codes of several key columns as "
-    "c1*n2*...*nk + ... in int64, which wraps silently once the product of the columns' "
-    "cardinalities passes 2**63 (8 columns of 300 values; 4 of 60,000): unrelated rows share a "
-    "code, a group is released under a key that is not in the data or under one row's own key "
-    "(a key held by one person, released), and the labels depend on every column's number of "
-    "distinct values, which one row changes. Fix: re-densify after each column "
-    "(np.unique(..., return_inverse=True)) so the code stays below the number of rows, or "
-    "factorize the key tuples at once."))
 def test_several_key_columns_release_only_keys_of_the_data():
     n, cols = 300, [f"c{i}" for i in range(8)]
     rng = np.random.default_rng(0)
@@ -574,10 +547,6 @@ def test_several_key_columns_release_only_keys_of_the_data():
     assert (-1,) * 8 in list(res.index)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Defect: pd.factorize raises TypeError on an unhashable key value (a list in an object "
-    "column) after the charge (_engines._pandas_factorize), so the error depends on a row. Fix: "
-    "map unhashable values to null keys (or refuse object key columns before the charge)."))
 def test_an_unhashable_key_does_not_raise_after_the_charge():
     df = pd.DataFrame({"k": pd.Series([[1], "a"] * 50, dtype=object), "x": 1.0})
     budget = PrivacyBudget(10.0, 1e-5)
