@@ -9,10 +9,15 @@ computes leaves them all equal; a change meant to alter a release must say so
 and update the pinned values (``python tests/test_bit_for_bit.py`` prints
 them as they are now).
 
-The pins were recorded with numpy 2.4, scikit-learn 1.9 and CPython 3.11 on
-x86-64: another numpy or another CPU's vector sums can round differently.
+The pins were recorded on x86-64 on the two stacks that CI runs: the newest
+(numpy 2.4, scipy 1.17, scikit-learn 1.9, CPython 3.11) and the oldest that
+skdp declares (numpy 1.24, scipy 1.10, scikit-learn 1.6, CPython 3.10). They
+agree but for the linear regression, whose solve rounds its last bits
+differently on the oldest stack's LAPACK (:data:`ON_THE_OLDEST_STACK`).
+Another CPU's vector sums can round differently too.
 """
 
+import json
 import sys
 
 import numpy as np
@@ -218,6 +223,15 @@ EXPECTED = {
 }
 
 
+# The same release on the oldest stack, where another LAPACK rounds the solve's last bits.
+ON_THE_OLDEST_STACK = {
+    "DPLinearRegression": [
+        "0x1.720452fdb4b29p-4", "-0x1.1691bca627433p-5", "0x1.305bb607fdb44p-3",
+        "0x1.00188c9459552p-1",
+    ],
+}
+
+
 @pytest.fixture
 def releases(monkeypatch):
     from skdp.utils._testing import seeded_secure
@@ -232,7 +246,8 @@ def test_every_release_is_pinned(releases):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_release_is_bit_for_bit_the_same(releases, name):
-    assert _hex(releases[name]) == EXPECTED[name]
+    pinned = [EXPECTED[name]] + ([ON_THE_OLDEST_STACK[name]] if name in ON_THE_OLDEST_STACK else [])
+    assert _hex(releases[name]) in pinned
 
 
 if __name__ == "__main__":  # print the pins as the code computes them now
@@ -242,6 +257,6 @@ if __name__ == "__main__":  # print the pins as the code computes them now
     seeded_secure(patch)
     try:
         for key, value in sorted(_releases().items()):
-            sys.stdout.write(f"    {key!r}: {_hex(value)!r},\n")
+            sys.stdout.write(f"    {json.dumps(key)}: {json.dumps(_hex(value))},\n")
     finally:
         patch.undo()
