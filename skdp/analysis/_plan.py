@@ -40,7 +40,7 @@ import numpy as np
 from ..accounting import RDPCurve, epsilon_of
 from ..accounting._bisect import largest_within
 from ..mechanisms import exponential_mechanism_rdp
-from ..stats import _core
+from ..stats import _histograms, _noise
 from . import _keys
 
 __all__ = []  # internal
@@ -107,9 +107,9 @@ class Plan:
             if part == "select":
                 curve = curve + _keys.selection_curve(eps, delta)
             elif part == "bounds":
-                curve = curve + _core._histogram_curve(eps, delta, self.n_bounds)
+                curve = curve + _histograms._histogram_curve(eps, delta, self.n_bounds)
             elif part == "sums":
-                curve = curve + _core._sums_curve(eps, delta, self.k)
+                curve = curve + _noise._sums_curve(eps, delta, self.k)
             else:
                 m = self.n_quantiles * self.max_groups
                 curve = curve + m * exponential_mechanism_rdp(eps / m)
@@ -123,16 +123,16 @@ class Plan:
         eps, delta = self.budgets["sums"]
         sens = np.asarray(sensitivities, dtype=float) * self.max_rows
         sens = np.where(sens > 0, sens, np.finfo(float).tiny)
-        scales = _core._noise_scales(eps, delta, self.k, sens)
-        return ("laplace" if _core._sums_delta(eps, delta, self.k) == 0 else "gaussian"), scales
+        scales = _noise._noise_scales(eps, delta, self.k, sens)
+        return ("laplace" if _noise._sums_delta(eps, delta, self.k) == 0 else "gaussian"), scales
 
     def bounds_noise(self, eps, delta):
         """(distribution, scale) of the counts of the bounds' log-scale histograms.
 
         A person keeps R·G rows in all, each in one bin of each histogram.
         """
-        scale = _core._noise_scales(eps, delta, self.n_bounds, self.max_rows * self.max_groups)
-        dist = "laplace" if _core._sums_delta(eps, delta, self.n_bounds) == 0 else "gaussian"
+        scale = _noise._noise_scales(eps, delta, self.n_bounds, self.max_rows * self.max_groups)
+        dist = "laplace" if _noise._sums_delta(eps, delta, self.n_bounds) == 0 else "gaussian"
         return dist, float(scale)
 
     @property

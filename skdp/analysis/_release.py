@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..stats import _core
+from ..stats import _noise
 from . import _aggregates, _keys, _plan
 from ._aggregates import Aggregate
 
@@ -31,7 +31,7 @@ def quantity_name(column, part):
 
 
 def noisy_counts(counts, eps, delta, rng, n_outputs, sensitivity):
-    return _core._noisy_counts(counts, epsilon=eps, delta=delta, rng=rng, secure=False,
+    return _noise._noisy_counts(counts, epsilon=eps, delta=delta, rng=rng, secure=False,
                                n_outputs=n_outputs, sensitivity=sensitivity)
 
 

@@ -19,7 +19,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
 from ..decomposition._pca import gaussian_multiplier
 from ..preprocessing._validation import finite_output
-from ..stats._core import _noise_multiplier
+from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 

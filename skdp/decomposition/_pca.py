@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
 from ..preprocessing._validation import check_bool, finite_output
-from ..stats._core import _noise_multiplier
+from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 

@@ -13,17 +13,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..preprocessing._validation import check_bool
-from ..stats._core import (
-    _histogram_curve,
-    _histogram_release,
-    _mean_curve,
-    _mean_release,
-    _noisy_sums,
-    _quantile_curve,
-    _quantile_release,
-    _sums_curve,
-    _sums_delta,
-)
+from ..stats._histograms import _histogram_curve, _histogram_release
+from ..stats._noise import _noisy_sums, _sums_curve, _sums_delta
+from ..stats._quantiles import _quantile_curve, _quantile_release
+from ..stats._sums import _mean_curve, _mean_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 
@@ -278,9 +271,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         # epsilon) the private bounds of the observed values come first, in the
         # same charge; the statistic takes the rest (stats._range.split_curve).
         # Each curve takes the (epsilon, delta, sizes, secure) that its release
-        # below takes, so the release runs exactly the mechanisms charged
-        # (stats._core); a secure median's epsilon too small raises here, before
-        # the charge.
+        # below takes, so the release runs exactly the mechanisms charged (stats._sums,
+        # stats._histograms, stats._quantiles); a secure median's epsilon too small
+        # raises here, before the charge.
         def stat_curve(eps):
             if self._joint(strategy, eps, delta, d):  # d counts and d sums, one Gaussian
                 return _sums_curve(eps, delta, 2 * d, secure=secure)

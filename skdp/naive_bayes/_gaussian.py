@@ -13,13 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..preprocessing._validation import check_bool
-from ..stats._core import (
-    _noise_scales,
-    _noisy_frequencies,
-    _sums_delta,
-    _var_curve,
-    _var_release,
-)
+from ..stats._histograms import _noisy_frequencies
+from ..stats._noise import _noise_scales, _sums_delta
+from ..stats._sums import _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_classes
@@ -34,13 +30,13 @@ __all__ = ["DPGaussianNB"]
 def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure):
     """Noisy (count, mean, variance) of the rows ``Xc`` from one release of 2d + 1 sums.
 
-    :func:`skdp.stats._core._var_release` (a noisy count, Σy and Σ(y² − h²/2)
+    :func:`skdp.stats._sums._var_release` (a noisy count, Σy and Σ(y² − h²/2)
     with y = x − c centred at the bounds' midpoint c, h = (U − L)/2:
     sensitivities 1, h and h²/2) with its count kept as the class count, so
     the label histogram needs no budget of its own. The caller has charged
     ``_var_curve(epsilon, delta, d, secure=secure)``: Laplace ε/(2d + 1) per sum for δ = 0,
     one Gaussian vector of joint L2 sensitivity √(2d + 1) (in units of each
-    sum's sensitivity) for δ > 0 (see :mod:`skdp.stats._core`).
+    sum's sensitivity) for δ > 0 (see :mod:`skdp.stats._noise`).
     """
     n = Xc.shape[0]
     if epsilon == math.inf:  # exactly numpy's values on the clipped data, as _var_release
@@ -91,7 +87,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     give the means and variances. The classes partition the rows, so the
     per-class releases compose in parallel under add/remove-one-row: one row
     changes only its own class, and the fit charges one curve,
-    ``_var_curve(epsilon, delta, d)`` of :mod:`skdp.stats._core`.
+    ``_var_curve(epsilon, delta, d)`` of :mod:`skdp.stats._sums`.
 
     - ``delta=0``: pure ε-DP. Laplace noise, ε/(2d + 1) on each of
       the 2d + 1 sums (noise std ∝ d/ε per sum).

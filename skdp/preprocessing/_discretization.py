@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
-from ..stats._core import _quantile_curve, _quantile_release
+from ..stats._quantiles import _quantile_curve, _quantile_release
 from ..stats._range import _bounds_curve, _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._validation import check_bool, check_choice, check_n_bins

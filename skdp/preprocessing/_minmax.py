@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
-from ..stats._core import _quantile_curve, _quantile_release
+from ..stats._quantiles import _quantile_curve, _quantile_release
 from ..stats._range import (
     _bounds_curve,
     _bounds_release,
@@ -210,7 +210,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
                 curve = RDPCurve.zero() if bounds is not None else RDPCurve.non_private()
         else:
             # The curve and the release take the same (epsilon, n_features, 2 levels,
-            # secure): the release runs exactly the mechanisms charged (stats._core).
+            # secure): the release runs exactly the mechanisms charged (stats._quantiles).
             # The curve raises before the charge if secure's epsilon is too small.
             stat_curve = partial(_quantile_curve, delta=0.0, n_outputs=n_features, n_quantiles=2,
                                  secure=secure)

@@ -9,7 +9,7 @@ signatures and add the keyword-only ``epsilon``, ``delta``, ``bounds``,
 bounds of each column when none are public. Each call charges ``budget``
 once with its exact RDP curve before reading the data. Estimators that
 compose several statistics use the internal curve/release pairs documented
-in :mod:`skdp.stats._core`.
+in :mod:`skdp.stats._noise`.
 """
 
 from ._functions import (

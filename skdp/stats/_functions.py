@@ -1,11 +1,13 @@
 """Differentially private descriptive statistics with numpy-like signatures.
 
 Each function follows the same four steps (DESIGN.md): validate the
-parameters and the input (shapes, dtypes, finiteness); compute the privacy
-curve from the parameters and public shapes alone; charge ``budget`` once;
-only then read the data's values (see :mod:`skdp.stats._core`, whose
-``_*_curve`` / ``_*_release`` pairs do the work and are shared with the DP
-transformers).
+parameters and the input (shapes, dtypes, finiteness) and charge ``budget``
+once with the privacy curve computed from the parameters and public shapes
+alone (:mod:`skdp.stats._checks`); only then read the data's values. The
+``_*_curve`` / ``_*_release`` pairs of :mod:`skdp.stats._sums`,
+:mod:`skdp.stats._histograms` and :mod:`skdp.stats._quantiles` do the work
+and are shared with the DP transformers (their contract:
+:mod:`skdp.stats._noise`).
 
 Common keyword-only parameters
 ------------------------------
@@ -58,8 +60,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
-from . import _core
+from ._checks import (
+    _charge,
+    _check_axis,
+    _check_common,
+    _check_data,
+    _check_ddof,
+    _check_quantiles,
+    _check_stat_bounds,
+)
+from ._histograms import _histogram_curve, _histogram_release, _histogramdd_release
+from ._quantiles import _check_grid_size, _check_quantile_method, _quantile_curve, _quantile_release
+from ._sums import (
+    _count_curve,
+    _count_release,
+    _mean_curve,
+    _mean_release,
+    _std_release,
+    _sum_curve,
+    _sum_release,
+    _var_curve,
+    _var_release,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -79,37 +101,6 @@ __all__ = [
     "sum",
     "var",
 ]
-
-
-def _check_common(epsilon, delta, budget, random_state, secure):
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    check_budget(budget)
-    if not isinstance(secure, (bool, np.bool_)):
-        raise TypeError(f"secure must be a bool; got {secure!r}.")
-    # secure=True: every draw from the OS CSPRNG; a seed is refused here, before any charge.
-    rng = check_generator(random_state, secure=bool(secure))
-    return epsilon, delta, rng, bool(secure)
-
-
-def _check_stat_bounds(bounds, arr, axis, *, scalar_for_none=False):
-    m = int(math.prod(arr.shape[1:]))
-    lower, upper = check_bounds(bounds, m)
-    if scalar_for_none and axis is None and m > 1 and (np.ptp(lower) or np.ptp(upper)):
-        raise ValueError(
-            "With axis=None on multi-column data, give scalar bounds: the statistic "
-            "pools all entries."
-        )
-    return lower, upper
-
-
-def _charge(budget, curve, name, epsilon, delta, n_outputs, secure):
-    if budget is not None:
-        budget.charge(
-            curve,
-            label=f"skdp.stats.{name}(epsilon={epsilon:.6g}, delta={delta:.6g}, "
-            f"n_outputs={n_outputs}, secure={secure})",
-        )
 
 
 def count(
@@ -148,11 +139,11 @@ def count(
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
     arr = np.atleast_1d(np.asarray(a))
     if arr.dtype.kind not in "biu":  # booleans and integers are finite: no pass, no float copy
-        _core._check_data(arr)
-    n_outputs, _ = _core._check_axis(arr, axis)
-    curve = _core._count_curve(epsilon, delta, n_outputs, secure=secure)
+        _check_data(arr)
+    n_outputs, _ = _check_axis(arr, axis)
+    curve = _count_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "count", epsilon, delta, n_outputs, secure)
-    return _core._count_release(arr, epsilon=epsilon, delta=delta, axis=axis, rng=rng, secure=secure)
+    return _count_release(arr, epsilon=epsilon, delta=delta, axis=axis, rng=rng, secure=secure)
 
 
 def sum(
@@ -180,13 +171,13 @@ def sum(
     5000
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, value_range = _core._check_data(a, return_range=True)
-    n_outputs, _ = _core._check_axis(arr, axis)
+    arr, value_range = _check_data(a, return_range=True)
+    n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis)
-    curve = _core._sum_curve(epsilon, delta, n_outputs, secure=secure)
+    curve = _sum_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "sum", epsilon, delta, n_outputs, secure)
-    return _core._sum_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
-                              rng=rng, secure=secure, value_range=value_range)
+    return _sum_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
+                        rng=rng, secure=secure, value_range=value_range)
 
 
 def mean(
@@ -218,13 +209,13 @@ def mean(
     (2,)
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, value_range = _core._check_data(a, return_range=True)
-    n_outputs, _ = _core._check_axis(arr, axis)
+    arr, value_range = _check_data(a, return_range=True)
+    n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
-    curve = _core._mean_curve(epsilon, delta, n_outputs, secure=secure)
+    curve = _mean_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "mean", epsilon, delta, n_outputs, secure)
-    return _core._mean_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
-                               rng=rng, secure=secure, value_range=value_range)
+    return _mean_release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis,
+                         rng=rng, secure=secure, value_range=value_range)
 
 
 def var(
@@ -255,7 +246,7 @@ def var(
     >>> round(float(stats.var(x, epsilon=1.0, bounds=(0, 100), random_state=0)))
     99
     """
-    return _variance_statistic("var", _core._var_release, a, axis, epsilon, bounds, delta, ddof,
+    return _variance_statistic("var", _var_release, a, axis, epsilon, bounds, delta, ddof,
                                budget, random_state, secure)
 
 
@@ -281,7 +272,7 @@ def std(
     >>> round(float(stats.std(x, epsilon=1.0, bounds=(0, 100), random_state=0)))
     10
     """
-    return _variance_statistic("std", _core._std_release, a, axis, epsilon, bounds, delta, ddof,
+    return _variance_statistic("std", _std_release, a, axis, epsilon, bounds, delta, ddof,
                                budget, random_state, secure)
 
 
@@ -290,28 +281,13 @@ def _variance_statistic(name, release, a, axis, epsilon, bounds, delta, ddof, bu
     """:func:`var` and :func:`std`: one release of the variance (std is its square root)."""
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
     ddof = _check_ddof(ddof)
-    arr = _core._check_data(a)
-    n_outputs, _ = _core._check_axis(arr, axis)
+    arr = _check_data(a)
+    n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
-    curve = _core._var_curve(epsilon, delta, n_outputs, secure=secure)
+    curve = _var_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, name, epsilon, delta, n_outputs, secure)
     return release(arr, epsilon=epsilon, delta=delta, bounds=bounds, axis=axis, rng=rng,
                    secure=secure, ddof=ddof)
-
-
-def _check_ddof(ddof):
-    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
-        raise ValueError(f"ddof must be an integer >= 0; got {ddof!r}.")
-    return int(ddof)
-
-
-def _check_quantiles(q):
-    q_arr = np.asarray(q, dtype=float)
-    if q_arr.ndim > 1:
-        raise ValueError("q must be a float or a 1-D array of quantile levels.")
-    if q_arr.size == 0 or np.any(np.isnan(q_arr)) or np.any((q_arr < 0) | (q_arr > 1)):
-        raise ValueError(f"Quantile levels q must be in [0, 1]; got {q!r}.")
-    return q_arr
 
 
 def quantile(
@@ -363,7 +339,7 @@ def quantile(
         values from ``lower`` to ``upper`` (``np.linspace``), chosen by the
         exponential mechanism with the integer utility
         −dist(round(qN), [#{x < g}, #{x ≤ g}]) (sensitivity 1 under
-        add/remove, derived in ``_core._quantile_losses``), sampled
+        add/remove, derived in ``_quantile_losses``), sampled
         **exactly** with integer arithmetic: the base-2 exponential
         mechanism of Ilvento 2020 (CCS), weights β^loss with a rational base
         β = x/2^y, by rejection with the exact Bernoulli draws of
@@ -394,19 +370,19 @@ def quantile(
     40.0
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    method = _core._check_quantile_method(method)
-    grid_size = _core._check_grid_size(grid_size)
+    method = _check_quantile_method(method)
+    grid_size = _check_grid_size(grid_size)
     q_arr = _check_quantiles(q)
-    arr = _core._check_data(a)
-    n_outputs, _ = _core._check_axis(arr, axis)
+    arr = _check_data(a)
+    n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     row_size = math.prod(arr.shape[1:]) if axis is None else 1
-    curve = _core._quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
-                                  method=method, row_size=max(row_size, 1))
+    curve = _quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
+                            method=method, row_size=max(row_size, 1))
     _charge(budget, curve, "quantile", epsilon, delta, n_outputs * q_arr.size, secure)
-    return _core._quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
-                                   axis=axis, rng=rng, secure=secure, method=method,
-                                   grid_size=grid_size)
+    return _quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
+                             axis=axis, rng=rng, secure=secure, method=method,
+                             grid_size=grid_size)
 
 
 def median(
@@ -517,7 +493,7 @@ def histogram(
     (array([1335., 3458., 3361., 1384.]), array([-2., -1.,  0.,  1.,  2.]))
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr = _core._check_data(a)
+    arr = _check_data(a)
     if arr.ndim != 1:
         # One row must change one count by at most 1: numpy would flatten a
         # (n, m) array and let one row move m counts, m times the sensitivity.
@@ -527,10 +503,10 @@ def histogram(
         )
     _check_bins_range(bins, range, 1)
     np.histogram(np.empty(0), bins=bins, range=range)  # numpy's own checks, on no data
-    curve = _core._histogram_curve(epsilon, delta, 1, secure=secure)
+    curve = _histogram_curve(epsilon, delta, 1, secure=secure)
     _charge(budget, curve, "histogram", epsilon, delta, 1, secure)
-    return _core._histogram_release(arr, epsilon=epsilon, delta=delta, bins=bins, range=range,
-                                    rng=rng, secure=secure, density=density)
+    return _histogram_release(arr, epsilon=epsilon, delta=delta, bins=bins, range=range,
+                              rng=rng, secure=secure, density=density)
 
 
 def histogramdd(
@@ -562,15 +538,15 @@ def histogramdd(
     True
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr = _core._check_data(sample, name="sample")
+    arr = _check_data(sample, name="sample")
     if arr.ndim != 2:
         raise ValueError(f"sample must have shape (n_rows, D); got {arr.shape}.")
     _check_bins_range(bins, range, arr.shape[1])
     np.histogramdd(np.empty((0, arr.shape[1])), bins=bins, range=range)  # numpy's checks, no data
-    curve = _core._histogram_curve(epsilon, delta, 1, secure=secure)
+    curve = _histogram_curve(epsilon, delta, 1, secure=secure)
     _charge(budget, curve, "histogramdd", epsilon, delta, 1, secure)
-    return _core._histogramdd_release(arr, epsilon=epsilon, delta=delta, bins=bins, range=range,
-                                      rng=rng, secure=secure, density=density)
+    return _histogramdd_release(arr, epsilon=epsilon, delta=delta, bins=bins, range=range,
+                                rng=rng, secure=secure, density=density)
 
 
 def histogram2d(

@@ -4,7 +4,7 @@
 The NaN-aware functions drop the NaN entries of each column, as numpy's
 ``nan*`` functions do, and count what is left privately: under add/remove
 one row the number of values of a column is as private as the number of
-rows. Each is one release of noisy sums (:mod:`skdp.stats._core`, module
+rows. Each is one release of noisy sums (:mod:`skdp.stats._noise`, module
 docstring): a NaN entry contributes 0 to every sum of its column, which lies
 inside each sum's range, so the sensitivities are those of the plain
 statistics (Dwork, McSherry, Nissim & Smith 2006, Prop. 1).
@@ -27,8 +27,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import _core
-from ._functions import _charge, _check_common, _check_ddof, _check_stat_bounds, quantile
+from ._checks import (
+    _charge,
+    _check_axis,
+    _check_common,
+    _check_ddof,
+    _check_n_outputs,
+    _check_quantiles,
+    _check_stat_bounds,
+)
+from ._functions import quantile
+from ._noise import _flatten, _noisy_sums, _sums_curve
+from ._quantiles import _check_grid_size, _check_quantile_method, _quantile_curve, _quantile_release
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, FloatOrArray, RandomStateLike
@@ -51,8 +61,8 @@ def _check_nan_data(a):
 
 def _nan_curve(epsilon, delta, n_outputs, per_output, *, secure=False):
     """Curve of a NaN-aware release: ``per_output`` noisy sums per output (module docstring)."""
-    return _core._sums_curve(epsilon, delta, per_output * _core._check_n_outputs(n_outputs),
-                             secure=secure)
+    return _sums_curve(epsilon, delta, per_output * _check_n_outputs(n_outputs),
+                       secure=secure)
 
 
 def _nan_parts(arr, bounds, axis, centre):
@@ -63,7 +73,7 @@ def _nan_parts(arr, bounds, axis, centre):
     ``observed`` counts the values of each contribution. With ``axis=None`` on
     n-D data a row contributes the totals of its m entries (m > 1).
     """
-    x, lower, upper = _core._flatten(arr, bounds, axis)
+    x, lower, upper = _flatten(arr, bounds, axis)
     observed = ~np.isnan(x)
     c = (lower + upper) / 2.0 if centre else np.zeros_like(lower)
     x = np.where(observed, x - c, 0.0)
@@ -81,14 +91,14 @@ def _nan_parts(arr, bounds, axis, centre):
 def _prepare(a, axis, epsilon, delta, bounds, budget, random_state, secure):
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
     arr = _check_nan_data(a)
-    n_outputs, shape = _core._check_axis(arr, axis)
+    n_outputs, shape = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     return arr, n_outputs, shape, bounds, epsilon, delta, rng, secure
 
 
 def _clipped(arr, bounds, axis):
     """``arr`` clipped to the bounds, NaN entries kept (for ``epsilon=inf``)."""
-    return _core._flatten(arr, bounds, axis)[0].reshape(arr.shape)
+    return _flatten(arr, bounds, axis)[0].reshape(arr.shape)
 
 
 def _shaped(values, axis, shape):
@@ -131,8 +141,8 @@ def nansum(
         return np.nansum(_clipped(arr, bounds, axis), axis=axis)
     x, _, lower, upper, _, m = _nan_parts(arr, bounds, axis, centre=False)
     lo, hi = m * np.minimum(lower, 0.0), m * np.maximum(upper, 0.0)  # a NaN entry adds 0
-    (total,) = _core._noisy_sums([(x, lo, hi)], epsilon=epsilon, delta=delta, rng=rng,
-                                 secure=secure)
+    (total,) = _noisy_sums([(x, lo, hi)], epsilon=epsilon, delta=delta, rng=rng,
+                           secure=secure)
     return _shaped(total, axis, shape)
 
 
@@ -173,9 +183,9 @@ def nanmean(
     if epsilon == math.inf:
         return np.nanmean(_clipped(arr, bounds, axis), axis=axis)
     y, obs, lower, upper, c, m = _nan_parts(arr, bounds, axis, centre=True)
-    count, s1 = _core._noisy_sums([(obs, np.zeros_like(lower), np.full_like(upper, m)),
-                                   (y, m * lower, m * upper)],
-                                  epsilon=epsilon, delta=delta, rng=rng, secure=secure)
+    count, s1 = _noisy_sums([(obs, np.zeros_like(lower), np.full_like(upper, m)),
+                             (y, m * lower, m * upper)],
+                            epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     mean = np.clip(c + s1 / np.maximum(count, 1.0), c + lower, c + upper)
     return _shaped(mean, axis, shape)
 
@@ -188,7 +198,7 @@ def _nanvar(a, axis, epsilon, bounds, delta, ddof, budget, random_state, secure,
     _charge(budget, curve, name, epsilon, delta, n_outputs, secure)
     if epsilon == math.inf:
         return np.nanvar(_clipped(arr, bounds, axis), axis=axis, ddof=ddof)
-    x, lower, upper = _core._flatten(arr, bounds, axis)
+    x, lower, upper = _flatten(arr, bounds, axis)
     observed = ~np.isnan(x)
     c = (lower + upper) / 2.0
     h = (upper - lower) / 2.0
@@ -200,7 +210,7 @@ def _nanvar(a, axis, epsilon, bounds, delta, ddof, budget, random_state, secure,
         m = x.shape[1]
         y, y2, obs = (v.sum(axis=1, keepdims=True) for v in (y, y2, obs))
         h = h[:1]
-    count, s1, s2 = _core._noisy_sums(
+    count, s1, s2 = _noisy_sums(
         [(obs, np.zeros_like(h), np.full_like(h, m)), (y, -m * h, m * h),
          (y2, -m * h * h / 2.0, m * h * h / 2.0)],
         epsilon=epsilon, delta=delta, rng=rng, secure=secure)
@@ -341,22 +351,20 @@ def nanquantile(
     >>> stats.nanquantile(x, [0.25, 0.75], epsilon=1.0, bounds=(0, 100), random_state=0).round(0)
     array([33., 47.])
     """
-    from ._functions import _check_quantiles
-
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    method = _core._check_quantile_method(method)
-    grid_size = _core._check_grid_size(grid_size)
+    method = _check_quantile_method(method)
+    grid_size = _check_grid_size(grid_size)
     q_arr = _check_quantiles(q)
     arr = _check_nan_data(a)
-    n_outputs, _ = _core._check_axis(arr, axis)
+    n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     row_size = math.prod(arr.shape[1:]) if axis is None else 1
-    curve = _core._quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
-                                  method=method, row_size=max(row_size, 1))
+    curve = _quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
+                            method=method, row_size=max(row_size, 1))
     _charge(budget, curve, "nanquantile", epsilon, delta, n_outputs * q_arr.size, secure)
-    return _core._quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
-                                   axis=axis, rng=rng, secure=secure, method=method,
-                                   grid_size=grid_size, skip_nan=True)
+    return _quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
+                             axis=axis, rng=rng, secure=secure, method=method,
+                             grid_size=grid_size, skip_nan=True)
 
 
 def nanmedian(

@@ -8,7 +8,7 @@ logarithmic in magnitude (:data:`BINS_PER_OCTAVE` bin per factor 2 from
 which count as 0). Each value falls in exactly one bin of its column, so one
 row moves one count of each column's histogram by 1: the d histograms are
 d sums of sensitivity 1 released together, the noisy-sums release of
-:mod:`skdp.stats._core` (Dwork, McSherry, Nissim & Smith 2006; Laplace, or
+:mod:`skdp.stats._noise` (Dwork, McSherry, Nissim & Smith 2006; Laplace, or
 one Gaussian vector where that adds less noise). The rest is
 post-processing: a bin is kept when its noisy count exceeds a threshold set
 from the noise alone (so that an empty bin is kept with probability below
@@ -37,8 +37,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..accounting._bisect import largest_within
-from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
-from . import _core
+from ..utils import check_bounds
+from ._checks import _charge, _check_common, _check_data
+from ._histograms import _histogram_curve
+from ._noise import _noise_scales, _noisy_counts, _sums_delta
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, FloatArray, RandomStateLike
@@ -89,7 +91,7 @@ def bin_index(X):
 
 def _bounds_curve(epsilon, delta, n_features, *, secure=False):
     """Curve of :func:`_bounds_release`: ``n_features`` histograms of sensitivity 1, one release."""
-    return _core._histogram_curve(epsilon, delta, n_features, secure=secure)
+    return _histogram_curve(epsilon, delta, n_features, secure=secure)
 
 
 def _threshold(epsilon, delta, n_features):
@@ -100,9 +102,9 @@ def _threshold(epsilon, delta, n_features):
     with probability :data:`FALSE_BIN_RATE`/N_BINS: b·ln(N_BINS/(2p)) for
     the Laplace tail ½e^(−τ/b), s·Φ⁻¹(1 − p/N_BINS) for the Gaussian.
     """
-    scale = float(_core._noise_scales(epsilon, delta, n_features, 1.0))
+    scale = float(_noise_scales(epsilon, delta, n_features, 1.0))
     tail = FALSE_BIN_RATE / N_BINS
-    if _core._sums_delta(epsilon, delta, n_features) == 0:
+    if _sums_delta(epsilon, delta, n_features) == 0:
         return scale * math.log(0.5 / tail)
     from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
 
@@ -128,8 +130,8 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False):
     idx = bin_index(X)
     flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
     counts = np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
-    noisy = _core._noisy_counts(counts, epsilon=epsilon, delta=delta, rng=rng, secure=secure,
-                                n_outputs=d)
+    noisy = _noisy_counts(counts, epsilon=epsilon, delta=delta, rng=rng, secure=secure,
+                          n_outputs=d)
     return _hull(np.asarray(noisy, dtype=float), _threshold(epsilon, delta, d))
 
 
@@ -230,29 +232,17 @@ def bounds(
     >>> round(float(stats.mean(ages, epsilon=0.9, bounds=(lower, upper), random_state=0)), 1)
     40.1
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    check_budget(budget)
-    if not isinstance(secure, (bool, np.bool_)):
-        raise TypeError(f"secure must be a bool; got {secure!r}.")
-    # secure=True: every draw from the OS CSPRNG; a seed is refused here, before any charge.
-    rng = check_generator(random_state, secure=bool(secure))
-    arr = _core._check_data(a)
+    epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
+    arr = _check_data(a)
     if arr.ndim > 2:
         raise ValueError(f"a must have shape (n_rows,) or (n_rows, n_columns); got {arr.shape}.")
     X = arr.reshape(arr.shape[0], -1) if arr.ndim == 2 else arr.reshape(-1, 1)
-    curve = _bounds_curve(epsilon, delta, X.shape[1], secure=bool(secure))
-    _core_charge(budget, curve, epsilon, delta, X.shape[1], secure)
-    lower, upper = _bounds_release(X, epsilon=epsilon, delta=delta, rng=rng, secure=bool(secure))
+    curve = _bounds_curve(epsilon, delta, X.shape[1], secure=secure)
+    _charge(budget, curve, "bounds", epsilon, delta, X.shape[1], secure)
+    lower, upper = _bounds_release(X, epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     if arr.ndim == 1:
         return float(lower[0]), float(upper[0])
     return lower, upper
-
-
-def _core_charge(budget, curve, epsilon, delta, n_outputs, secure):
-    if budget is not None:
-        budget.charge(curve, label=f"skdp.stats.bounds(epsilon={epsilon:.6g}, delta={delta:.6g}, "
-                                   f"n_outputs={n_outputs}, secure={bool(secure)})")
 
 
 def check_bounds_or_none(bounds, n_features):

@@ -154,7 +154,7 @@ def seeded_secure(monkeypatch):
     a secure fit and the secure statistic on the same seed read the same bytes.
     """
     from .. import _base
-    from ..stats import _functions, _range
+    from ..stats import _checks
     from ._secure import SecureGenerator
     from ._validation import check_generator
 
@@ -165,5 +165,5 @@ def seeded_secure(monkeypatch):
             return SecureGenerator(source=random_state.bytes)
         return check_generator(random_state, secure=secure)
 
-    for module in (_base, _functions, _range):  # the modules that call check_generator(secure=)
+    for module in (_base, _checks):  # the modules that call check_generator(secure=)
         monkeypatch.setattr(module, "check_generator", seeded)

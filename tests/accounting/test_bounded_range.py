@@ -16,7 +16,7 @@ from skdp.accounting import (
     gaussian_rdp,
 )
 from skdp.mechanisms import exponential_mechanism_rdp
-from skdp.stats._core import _quantile_curve
+from skdp.stats._quantiles import _quantile_curve
 
 
 def test_the_exponential_curve_carries_its_event_and_is_its_rdp():

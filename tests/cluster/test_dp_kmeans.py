@@ -7,7 +7,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp
 from skdp.cluster import DPKMeans
-from skdp.stats._core import _noise_multiplier
+from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,

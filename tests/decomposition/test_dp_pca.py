@@ -9,7 +9,7 @@ from skdp import PrivacyBudget
 from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
 from skdp.decomposition import DPPCA
 from skdp.decomposition._pca import LAPLACE_SHARES, clip_rows, l1_norm_bound, noise_scales
-from skdp.stats._core import _noise_multiplier
+from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,

@@ -8,7 +8,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, epsilon_of, gaussian_rdp
 from skdp.impute import DPSimpleImputer
 from skdp.stats import _range
-from skdp.stats._core import _histogram_curve, _mean_curve, _quantile_curve
+from skdp.stats._histograms import _histogram_curve
+from skdp.stats._quantiles import _quantile_curve
+from skdp.stats._sums import _mean_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,

@@ -16,7 +16,7 @@ from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, zcdp_rdp
 from skdp.impute import DPSimpleImputer
 from skdp.impute import _base
-from skdp.stats import _core
+from skdp.stats import _histograms, _noise, _sums
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
@@ -81,7 +81,7 @@ def test_joint_gaussian_mean_charges_the_discrete_gaussian_curve():
     est = DPSimpleImputer(bounds=bounds, epsilon=0.9, delta=1e-5, secure=True)
     assert_charges_once(est, X, expected_curve=zcdp_rdp(1 / (2 * z * z)),
                         budget_epsilon=math.inf)
-    assert_same_curve(zcdp_rdp(1 / (2 * z * z)), _core._sums_curve(0.9, 1e-5, 12, secure=True))
+    assert_same_curve(zcdp_rdp(1 / (2 * z * z)), _noise._sums_curve(0.9, 1e-5, 12, secure=True))
 
 
 def test_constant_reads_nothing_with_secure():
@@ -121,7 +121,7 @@ def _spy(monkeypatch, module, name):
 
 
 def _power_of_two_grid(scale, sensitivity):
-    """The public grid width of a secure noisy sum (stats._core._secure_sums):
+    """The public grid width of a secure noisy sum (stats._noise._secure_sums):
     2^⌊log₂(min(scale, Δ)/1024)⌋, finer than both the noise and the bounds."""
     return 2.0 ** math.floor(math.log2(min(scale, sensitivity) / 1024))
 
@@ -133,7 +133,7 @@ def _assert_multiples(values, grid):
 
 def test_secure_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
     X = _data()
-    calls = _spy(monkeypatch, _core, "_noisy_sums")
+    calls = _spy(monkeypatch, _sums, "_noisy_sums")
     DPSimpleImputer(bounds=BOUNDS, epsilon=0.5, secure=True, random_state=0).fit(X)
     assert len(calls) == 2  # one release (a count and a centred sum) per feature
     h = (UPPER - LOWER) / 2
@@ -165,7 +165,7 @@ def test_secure_joint_mean_sums_are_multiples_of_the_public_grid(monkeypatch):
 
 def test_secure_most_frequent_counts_are_integers(monkeypatch):
     X = _data()
-    calls = _spy(monkeypatch, _core, "_noisy_counts")
+    calls = _spy(monkeypatch, _histograms, "_noisy_counts")
     est = DPSimpleImputer(strategy="most_frequent", bounds=BOUNDS, epsilon=0.5, secure=True,
                           random_state=0).fit(X)
     assert len(calls) == 2

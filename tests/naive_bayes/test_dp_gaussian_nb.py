@@ -11,7 +11,7 @@ from skdp.accounting import RDPCurve, calibrate_noise_multiplier, epsilon_of, ga
 from skdp.naive_bayes import DPGaussianNB
 from skdp.naive_bayes import _gaussian
 from skdp.stats import _range
-from skdp.stats._core import _var_curve
+from skdp.stats._sums import _var_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,

@@ -15,7 +15,9 @@ from skdp.preprocessing import (
     DPStandardScaler,
 )
 from skdp.stats import _range
-from skdp.stats._core import _histogram_curve, _mean_curve, _quantile_curve, _var_curve
+from skdp.stats._histograms import _histogram_curve
+from skdp.stats._quantiles import _quantile_curve
+from skdp.stats._sums import _mean_curve, _var_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,

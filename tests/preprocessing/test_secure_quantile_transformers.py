@@ -13,7 +13,7 @@ import pytest
 from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve
 from skdp.preprocessing import DPKBinsDiscretizer, DPMinMaxScaler
-from skdp.stats._core import _quantile_curve
+from skdp.stats._quantiles import _quantile_curve
 from skdp.utils._testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,

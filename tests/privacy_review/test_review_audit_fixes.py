@@ -2,7 +2,7 @@
 
 Checked and sound (these tests pass and guard it):
 
-- Noise selection (``skdp.stats._core._sums_delta``): for every statistic and
+- Noise selection (``skdp.stats._noise._sums_delta``): for every statistic and
   every estimator built on k noisy sums, float and secure, small and large k
   and ε, the noise actually drawn (spied on the samplers) is the mechanism
   charged: same law (Laplace or Gaussian), same k, and its own RDP curve,
@@ -62,7 +62,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-import skdp.stats._core as core
+import skdp.stats._noise as noise
 from skdp import BudgetExceededError, PrivacyBudget, stats
 from skdp.accounting import (
     DEFAULT_ORDERS,
@@ -223,10 +223,10 @@ def test_float_noise_drawn_is_the_noise_charged(name, d, eps, tmp_path):
 
 def test_both_laws_are_reached_by_the_noise_selection():
     # The test above covers both branches: few sums take the Laplace, many the Gaussian.
-    assert core._sums_delta(1.0, 1e-5, 3) == 0.0
-    assert core._sums_delta(1.0, 1e-5, 81) == 1e-5
-    assert core._sums_delta(8.0, 1e-5, 3) == 0.0
-    assert core._sums_delta(0.05, 1e-5, 81) == 1e-5
+    assert noise._sums_delta(1.0, 1e-5, 3) == 0.0
+    assert noise._sums_delta(1.0, 1e-5, 81) == 1e-5
+    assert noise._sums_delta(8.0, 1e-5, 3) == 0.0
+    assert noise._sums_delta(0.05, 1e-5, 81) == 1e-5
 
 
 class _SecureSpy:
@@ -234,8 +234,8 @@ class _SecureSpy:
 
     def __init__(self, monkeypatch):
         self.draws, self.sigmas = [], []
-        laplace, gauss, sigma = (core.sample_discrete_laplace, core.sample_discrete_gaussian,
-                                 core.gaussian_sigma_at_least)
+        laplace, gauss, sigma = (noise.sample_discrete_laplace, noise.sample_discrete_gaussian,
+                                 noise.gaussian_sigma_at_least)
 
         def spy_laplace(scale, size=None, *, random_state=None):
             self.draws.append(("laplace", Fraction(scale), size))
@@ -250,9 +250,9 @@ class _SecureSpy:
             self.sigmas.append((z, Fraction(sensitivity), int(n_sums), out))
             return out
 
-        monkeypatch.setattr(core, "sample_discrete_laplace", spy_laplace)
-        monkeypatch.setattr(core, "sample_discrete_gaussian", spy_gauss)
-        monkeypatch.setattr(core, "gaussian_sigma_at_least", spy_sigma)
+        monkeypatch.setattr(noise, "sample_discrete_laplace", spy_laplace)
+        monkeypatch.setattr(noise, "sample_discrete_gaussian", spy_gauss)
+        monkeypatch.setattr(noise, "gaussian_sigma_at_least", spy_sigma)
 
 
 _SECURE = [("stats.count", lambda d: d), ("stats.mean", lambda d: d + 1),
@@ -294,7 +294,7 @@ def test_secure_noise_drawn_is_the_noise_charged(name, n_sums, d, monkeypatch, t
     assert len(laws) == 1
     law = laws.pop()
     assert math.isfinite(charged.pure_epsilon) == (law == "laplace")
-    assert law == ("gauss" if core._sums_delta(eps, delta, k) else "laplace")
+    assert law == ("gauss" if noise._sums_delta(eps, delta, k) else "laplace")
     if law == "laplace":
         # ε/k-DP per sum: scale s·k/ε for an integer sensitivity s on the grid
         # (s = 1 for counts and bins), CKS20 Sec. 2.
@@ -304,7 +304,7 @@ def test_secure_noise_drawn_is_the_noise_charged(name, n_sums, d, monkeypatch, t
         return
     # Discrete Gaussian: σ >= z·√k·s for the z charged, so that one row's vector
     # is at most Σ s²/(2σ²)-zCDP (CKS20, Thm. 4); naive Bayes: per class.
-    z = core._noise_multiplier(eps, delta)
+    z = noise._noise_multiplier(eps, delta)
     assert all(zz == z and kk == k for zz, _, kk, _ in spy.sigmas)
     blocks = 2 if name == "naive_bayes" else 1
     per = len(spy.sigmas) // blocks

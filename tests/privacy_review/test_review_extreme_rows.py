@@ -29,7 +29,7 @@ from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDReg
 from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
-from skdp.stats import _core
+from skdp.stats import _noise
 
 
 @pytest.fixture(autouse=True)
@@ -109,13 +109,13 @@ def test_regressor_non_numeric_target_refused_before_charge(make, y):
 
 def test_secure_sum_noise_matches_curve_at_huge_epsilon(monkeypatch):
     scales = []
-    original = _core.sample_discrete_laplace
+    original = _noise.sample_discrete_laplace
 
     def spy(scale, *args, **kwargs):
         scales.append(float(scale))
         return original(scale, *args, **kwargs)
 
-    monkeypatch.setattr(_core, "sample_discrete_laplace", spy)
+    monkeypatch.setattr(_noise, "sample_discrete_laplace", spy)
     epsilon = 1e17
     stats.sum(np.full(10, 0.5), epsilon=epsilon, bounds=(0, 1), secure=True, random_state=0)
     # Grid g = 2^floor(log2(min(1/ε, 1)/1024)) (_secure_sums); the integer sensitivity is

@@ -15,7 +15,7 @@ import pytest
 from skdp import PrivacyBudget
 from skdp.mechanisms import DiscreteGaussianMechanism
 from skdp.preprocessing import DPHistogramTransformer, DPStandardScaler
-from skdp.stats import _core
+from skdp.stats import _noise
 
 
 def test_discrete_gaussian_mechanism_sigma_not_below_charged():
@@ -32,11 +32,11 @@ def test_secure_gaussian_histogram_sigma_not_below_charged(monkeypatch):
         seen.append(sigma)
         return np.zeros(size, dtype=np.int64)
 
-    monkeypatch.setattr(_core, "sample_discrete_gaussian", record)
+    monkeypatch.setattr(_noise, "sample_discrete_gaussian", record)
     d, eps, delta = 10, 1.0, 1e-5  # 10 histograms: the Gaussian adds less noise than the Laplace
     DPHistogramTransformer(bins=4, bounds=(0, 1), epsilon=eps, delta=delta, secure=True,
                            random_state=0).fit(np.zeros((5, d)))
-    z = _core._noise_multiplier(eps, delta)  # the charged curve is zcdp_rdp(1/(2 z^2))
+    z = _noise._noise_multiplier(eps, delta)  # the charged curve is zcdp_rdp(1/(2 z^2))
     # k = d histograms of sensitivity 1 need sigma^2 >= z^2 * k exactly
     assert seen and all(Fraction(s) ** 2 >= Fraction(z) ** 2 * d for s in seen)
 

@@ -163,7 +163,7 @@ def test_imputer_delta_path_noise_matches_curve(monkeypatch):
     # The release is 2d sums with per-sum bounds giving sensitivities 1 (counts)
     # and h (centred sums), at the (ε, δ) whose _sums_curve(ε, δ, 2d) was charged.
     import skdp.impute._base as base
-    from skdp.stats._core import _sums_curve
+    from skdp.stats._noise import _sums_curve
 
     seen = {}
     real = base._noisy_sums

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from skdp.stats import _core
+from skdp.stats import _quantiles
 
 
 # -- JointExp -----------------------------------------------------------------------
@@ -107,8 +107,8 @@ def test_joint_sampler_matches_the_brute_force_cell_probabilities():
     cells = [(0.0, 0.5), (0.5, 1.5), (1.5, 2.5), (2.5, 3.0)]
     delta_u = 2.0 * (1.0 - 0.25)
     p = _joint_cell_probabilities(list(data), levels, eps, delta_u, cells)
-    draws = _core._joint_quantiles_1d(data, 0.0, 3.0, levels, eps, 1.0,
-                                      np.random.default_rng(7), n_draws=20000)
+    draws = _quantiles._joint_quantiles_1d(data, 0.0, 3.0, levels, eps, 1.0,
+                                           np.random.default_rng(7), n_draws=20000)
     idx = np.searchsorted([0.5, 1.5, 2.5], draws, side="right")
     keys = sorted(p)
     observed = np.array([np.sum((idx[:, 0] == a) & (idx[:, 1] == b)) for a, b in keys])
@@ -143,20 +143,20 @@ def _raw_losses(sorted_x, grid, level):
     at_most = np.searchsorted(sorted_x, grid, side="right")
     r = np.maximum(np.maximum(below - t, t - at_most), 0)
     # the code's losses are r − min r
-    np.testing.assert_array_equal(_core._quantile_losses(sorted_x, grid, level, 1), r - r.min())
+    np.testing.assert_array_equal(_quantiles._quantile_losses(sorted_x, grid, level, 1), r - r.min())
     return r
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 def test_secure_exact_pmf_ratio_at_most_charged_eps(epsilon):
-    x, y, eps_eff = _core._secure_em_base(epsilon, 1)
+    x, y, eps_eff = _quantiles._secure_em_base(epsilon, 1)
     beta = Fraction(x, 2**y)
     grid = np.linspace(0.0, 3.0, 7)
     worst = 0.0
     for d, d2 in _neighbours(5, (0.0, 1.0, 1.5, 3.0)):
         pmfs = []
         for data in (d, d2):
-            losses = _core._quantile_losses(np.array(data, dtype=float), grid, 0.5, 1)
+            losses = _quantiles._quantile_losses(np.array(data, dtype=float), grid, 0.5, 1)
             w = [beta ** int(v) for v in losses]
             pmfs.append([wi / sum(w) for wi in w])
         worst = max(worst, max(abs(math.log(a / b)) for a, b in zip(*pmfs)))
@@ -170,7 +170,7 @@ def test_secure_exact_pmf_ratio_at_most_charged_eps(epsilon):
 def test_secure_base_never_less_private_than_charged(epsilon, sensitivity):
     """ε' = 2Δ·ln(1/β) of the implemented base must be ≤ the charged ε' ≤ ε, or raise."""
     try:
-        x, y, charged = _core._secure_em_base(epsilon, sensitivity)
+        x, y, charged = _quantiles._secure_em_base(epsilon, sensitivity)
     except ValueError:
         return  # refusing an ε the exact sampler cannot implement is safe
     # ln(1/β) with β = x/2^y, exactly enough: log1p of an exact fraction.
@@ -190,6 +190,6 @@ def test_secure_quantile_tiny_epsilon_costs_nothing_or_is_charged_honestly():
     except ValueError:
         assert len(budget) == 0
         return
-    x, y, _ = _core._secure_em_base(1e-16, 1)
+    x, y, _ = _quantiles._secure_em_base(1e-16, 1)
     implemented = -2.0 * math.log1p(-(2**y - x) / 2.0**y)
     assert budget.ledger[0].curve.pure_epsilon >= implemented * (1 - 1e-12)

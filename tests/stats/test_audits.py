@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from skdp import stats
-from skdp.stats import _core
+from skdp.stats import _histograms, _sums
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from _dp_audit import split_audit  # noqa: E402
@@ -58,13 +58,13 @@ def _audit(release, d0, d1, factor, n_select, n_estimate, delta=0.0):
 # event "output above the shifted value" is 2, and 500 + 1500 draws bound it
 # at 1.5–1.9 (p ≈ 0.5 against 0.5·e⁻² ≈ 0.07); at ε the bounds are 0.75–0.9.
 def _count(secure):
-    return lambda d, rng, eps: _core._count_release(d, epsilon=eps, delta=0.0, axis=None,
+    return lambda d, rng, eps: _sums._count_release(d, epsilon=eps, delta=0.0, axis=None,
                                                     rng=rng, secure=secure)
 
 
 def _sum(secure):
     # bounds [0, 1]: the added row at 1 moves the sum by its sensitivity 1.
-    return lambda d, rng, eps: _core._sum_release(d, epsilon=eps, delta=0.0, bounds=B01,
+    return lambda d, rng, eps: _sums._sum_release(d, epsilon=eps, delta=0.0, bounds=B01,
                                                   axis=None, rng=rng, secure=secure)
 
 
@@ -78,9 +78,9 @@ def _public_sum(secure):
 
 def _histogram(secure):
     # The added row falls in bin 1: the output is that bin's noisy count.
-    return lambda d, rng, eps: _core._histogram_release(d, epsilon=eps, delta=0.0, bins=2,
-                                                        range=(0, 1), rng=rng,
-                                                        secure=secure)[0][1]
+    return lambda d, rng, eps: _histograms._histogram_release(d, epsilon=eps, delta=0.0, bins=2,
+                                                              range=(0, 1), rng=rng,
+                                                              secure=secure)[0][1]
 
 
 def _histogram2d(secure):
@@ -92,9 +92,9 @@ def _histogram2d(secure):
 
 
 def _histogramdd(secure):
-    return lambda d, rng, eps: _core._histogramdd_release(d, epsilon=eps, delta=0.0, bins=2,
-                                                          range=[(0, 1)] * 3, rng=rng,
-                                                          secure=secure)[0][1, 0, 1]
+    return lambda d, rng, eps: _histograms._histogramdd_release(d, epsilon=eps, delta=0.0, bins=2,
+                                                                range=[(0, 1)] * 3, rng=rng,
+                                                                secure=secure)[0][1, 0, 1]
 
 
 _ONE_SUM_CASES = {
@@ -123,7 +123,7 @@ def test_one_sum_audit(name, secure, factor):
 def test_secure_mean_audit(factor):
     # As in test_stats.test_mean_audit: the row added at the far bound moves the
     # centred sum by h and the count by 1, both pushing the mean down.
-    release = lambda d, rng, eps: _core._mean_release(d, epsilon=eps, delta=0.0, bounds=B01,  # noqa: E731
+    release = lambda d, rng, eps: _sums._mean_release(d, epsilon=eps, delta=0.0, bounds=B01,  # noqa: E731
                                                       axis=None, rng=rng, secure=True)
     lb = _audit(release, np.ones(2), np.r_[np.ones(2), 0.0], factor, 1000, 6000)
     # measured 0.52 at ε, 1.19 at 2ε
@@ -145,7 +145,7 @@ _VAR_D1 = np.r_[_VAR_D0, 1.0]
 
 
 def _var(secure):
-    return lambda d, rng, eps: _core._var_release(d, epsilon=eps, delta=0.0, bounds=B01,
+    return lambda d, rng, eps: _sums._var_release(d, epsilon=eps, delta=0.0, bounds=B01,
                                                   axis=None, rng=rng, secure=secure)
 
 
@@ -163,9 +163,9 @@ def test_std_is_the_square_root_of_the_audited_var(secure):
     # release, so the var audits above (and their power) are std's audits.
     for seed in range(20):
         for d in (_VAR_D0, _VAR_D1):
-            v = _core._var_release(d, epsilon=EPS, delta=0.0, bounds=B01, axis=None,
+            v = _sums._var_release(d, epsilon=EPS, delta=0.0, bounds=B01, axis=None,
                                    rng=np.random.default_rng(seed), secure=secure)
-            s = _core._std_release(d, epsilon=EPS, delta=0.0, bounds=B01, axis=None,
+            s = _sums._std_release(d, epsilon=EPS, delta=0.0, bounds=B01, axis=None,
                                    rng=np.random.default_rng(seed), secure=secure)
             assert s == np.sqrt(v)
 
@@ -202,9 +202,9 @@ _GAUSS_N = 100
 
 def _gaussian_release(name, delta):
     if name == "mean":
-        return lambda d, rng, eps: _core._mean_release(d, epsilon=eps, delta=delta, bounds=B01,
+        return lambda d, rng, eps: _sums._mean_release(d, epsilon=eps, delta=delta, bounds=B01,
                                                        axis=None, rng=rng, secure=False)
-    return lambda d, rng, eps: _core._sum_release(d, epsilon=eps, delta=delta, bounds=B01,
+    return lambda d, rng, eps: _sums._sum_release(d, epsilon=eps, delta=delta, bounds=B01,
                                                   axis=None, rng=rng, secure=True)
 
 

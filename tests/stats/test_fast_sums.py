@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from skdp import stats
-from skdp.stats import _core
+from skdp.stats import _checks, _noise, _sums
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,7 @@ def _secure_takes_seeds_here(monkeypatch):
     seeded_secure(monkeypatch)
 
 
-B = _core._RANGE_BLOCK
+B = _sums._RANGE_BLOCK
 SIZES = [5, B, 3 * B + 17]
 
 
@@ -39,15 +39,15 @@ def _data(n, shape_rest, outliers, seed=0):
 @pytest.mark.parametrize("outliers", [False, True])
 def test_clipped_total_equals_clipped_sum(n, outliers):
     x = _data(n, (), outliers)
-    _, value_range = _core._check_data(x, return_range=True)
+    _, value_range = _checks._check_data(x, return_range=True)
     expected = np.sum(np.clip(x, 0.0, 1.0))
-    assert _core._clipped_total(x, 0.0, 1.0, value_range) == pytest.approx(expected, rel=1e-13, abs=1e-10)
+    assert _sums._clipped_total(x, 0.0, 1.0, value_range) == pytest.approx(expected, rel=1e-13, abs=1e-10)
 
 
 def test_clipped_total_when_most_blocks_are_outside():
     x = np.linspace(-3, 3, 2 * B + 5)
-    _, value_range = _core._check_data(x, return_range=True)
-    assert _core._clipped_total(x, -1.0, 1.0, value_range) == pytest.approx(np.clip(x, -1, 1).sum(), abs=1e-9)
+    _, value_range = _checks._check_data(x, return_range=True)
+    assert _sums._clipped_total(x, -1.0, 1.0, value_range) == pytest.approx(np.clip(x, -1, 1).sum(), abs=1e-9)
 
 
 CASES = [  # (shape after n, axis)
@@ -62,16 +62,16 @@ CASES = [  # (shape after n, axis)
 @pytest.mark.parametrize("rest,axis", CASES)
 @pytest.mark.parametrize("outliers", [False, True])
 @pytest.mark.parametrize("delta", [0.0, 1e-5])
-@pytest.mark.parametrize("release", [_core._sum_release, _core._mean_release])
+@pytest.mark.parametrize("release", [_sums._sum_release, _sums._mean_release])
 def test_fast_path_releases_what_the_general_path_releases(n, rest, axis, outliers, delta, release,
                                                            monkeypatch):
     x = _data(n, rest, outliers)
-    arr, value_range = _core._check_data(x, return_range=True)
+    arr, value_range = _checks._check_data(x, return_range=True)
     bounds = (np.zeros(1), np.ones(1))
     kw = dict(epsilon=0.7, delta=delta, bounds=bounds, axis=axis, secure=False)
     general = release(arr, rng=np.random.default_rng(3), **kw)
     with monkeypatch.context() as m:  # the fast path clips no copy
-        m.setattr(_core, "_flatten", lambda *a, **k: pytest.fail("took the general path"))
+        m.setattr(_sums, "_flatten", lambda *a, **k: pytest.fail("took the general path"))
         fast = release(arr, rng=np.random.default_rng(3), value_range=value_range, **kw)
     np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-9)
 
@@ -80,8 +80,8 @@ def test_fast_path_releases_what_the_general_path_releases(n, rest, axis, outlie
 def test_general_path_without_a_one_output_release(secure, monkeypatch):
     # per-column bounds, several outputs or secure: the clipped copy is used
     calls = []
-    real = _core._flatten
-    monkeypatch.setattr(_core, "_flatten", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = _noise._flatten
+    monkeypatch.setattr(_sums, "_flatten", lambda *a, **k: calls.append(1) or real(*a, **k))
     x = _data(50, (2,), True)
     stats.sum(x, axis=0, epsilon=1.0, bounds=(0, 1), random_state=0, secure=secure)
     stats.mean(x[:, 0], epsilon=1.0, bounds=(0, 1), random_state=0, secure=secure)
@@ -146,11 +146,11 @@ def test_mean_with_bounds_far_from_zero_is_the_clipped_mean():
 
 def test_mean_fast_path_only_for_bounds_near_zero():
     x = np.random.default_rng(0).uniform(0, 1, 100)
-    arr, value_range = _core._check_data(x, return_range=True)
+    arr, value_range = _checks._check_data(x, return_range=True)
     kw = dict(axis=None, secure=False, epsilon=1.0, centre=True)
-    assert _core._one_total(arr, (0.0, 1.0), value_range=value_range, **kw)[0] is not None
-    assert _core._one_total(arr, (-3.0, 5.0), value_range=value_range, **kw)[0] is not None  # 5 <= 4·4
-    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range, **kw)[0] is None  # 5 > 4·1
+    assert _sums._one_total(arr, (0.0, 1.0), value_range=value_range, **kw)[0] is not None
+    assert _sums._one_total(arr, (-3.0, 5.0), value_range=value_range, **kw)[0] is not None  # 5 <= 4·4
+    assert _sums._one_total(arr, (3.0, 5.0), value_range=value_range, **kw)[0] is None  # 5 > 4·1
     # the sum is not centred: its rounding is relative to its own sensitivity
-    assert _core._one_total(arr, (3.0, 5.0), value_range=value_range,
+    assert _sums._one_total(arr, (3.0, 5.0), value_range=value_range,
                             **{**kw, "centre": False})[0] is not None

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget, stats
-from skdp.stats._core import _sums_curve
+from skdp.stats._noise import _sums_curve
 from skdp.utils._testing import assert_same_curve
 
 

@@ -11,7 +11,7 @@ from scipy.stats import chisquare
 
 from skdp import PrivacyBudget, stats
 from skdp.mechanisms import exponential_mechanism_rdp
-from skdp.stats import _core
+from skdp.stats import _quantiles
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from _dp_audit import epsilon_lower_bound  # noqa: E402
@@ -44,8 +44,8 @@ def test_joint_sampler_matches_exact_pmf(levels):
     x = np.sort(np.random.default_rng(1).uniform(size=5 if len(levels) == 3 else 9))
     eps, n_draws = 2.0, 20_000
     exact = _exact_cells(x, 0.0, 1.0, levels, eps)
-    draws = _core._joint_quantiles_1d(x, 0.0, 1.0, levels, eps, 1.0, np.random.default_rng(0),
-                                      n_draws=n_draws)
+    draws = _quantiles._joint_quantiles_1d(x, 0.0, 1.0, levels, eps, 1.0, np.random.default_rng(0),
+                                           n_draws=n_draws)
     assert np.all(np.diff(draws, axis=1) >= 0)
     edges = np.r_[0.0, x, 1.0]
     cells = np.searchsorted(edges, draws, side="right") - 1
@@ -104,9 +104,9 @@ def test_joint_audit(factor):
     eps, n_draws, q = 1.0, 20_000, [0.25, 0.75]
     d0 = np.linspace(0.0, 0.5, 6)
     d1 = np.r_[d0, 1.0]
-    out = [_core._joint_quantiles_1d(np.sort(d), 0.0, 1.0, q, eps * factor, 1.0,
-                                     np.random.default_rng(seed), n_draws=n_draws)
-           for d, seed in ((d0, 10), (d1, 11))]
+    out = [_quantiles._joint_quantiles_1d(np.sort(d), 0.0, 1.0, q, eps * factor, 1.0,
+                                          np.random.default_rng(seed), n_draws=n_draws)
+                for d, seed in ((d0, 10), (d1, 11))]
     thresholds = np.unique(d1)
     lb = epsilon_lower_bound(_box_events(out[0], thresholds), _box_events(out[1], thresholds))
     # factor 2 runs at 2ε while claiming ε: the audit must catch it.
@@ -115,13 +115,13 @@ def test_joint_audit(factor):
 
 def test_joint_curve_and_charge():
     # One joint mechanism per column at ε/columns, whatever the number of levels.
-    assert (_core._quantile_curve(1.0, 0.0, 1, n_quantiles=9, method="joint")
+    assert (_quantiles._quantile_curve(1.0, 0.0, 1, n_quantiles=9, method="joint")
             == exponential_mechanism_rdp(1.0))
-    assert (_core._quantile_curve(1.0, 0.0, 3, n_quantiles=5, method="joint")
+    assert (_quantiles._quantile_curve(1.0, 0.0, 3, n_quantiles=5, method="joint")
             == 3 * exponential_mechanism_rdp(1.0 / 3))
-    assert (_core._quantile_curve(1.0, 0.0, 3, n_quantiles=5, method="split")
+    assert (_quantiles._quantile_curve(1.0, 0.0, 3, n_quantiles=5, method="split")
             == 15 * exponential_mechanism_rdp(1.0 / 15))
-    assert (_core._quantile_curve(1.0, 0.0, 1, n_quantiles=9, method="joint").epsilon(0.0)
+    assert (_quantiles._quantile_curve(1.0, 0.0, 1, n_quantiles=9, method="joint").epsilon(0.0)
             == pytest.approx(1.0))
     budget = PrivacyBudget(10.0, 1e-5)
     x = np.random.default_rng(0).uniform(size=(100, 2))

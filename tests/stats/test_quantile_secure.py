@@ -13,7 +13,7 @@ from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve
 from skdp.mechanisms import exponential_mechanism_rdp
 from skdp.mechanisms._exact import _RandomBits
-from skdp.stats import _core
+from skdp.stats import _quantiles
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from _dp_audit import split_audit  # noqa: E402
@@ -30,7 +30,7 @@ def _secure_takes_seeds_here(monkeypatch):
 
 def _exact_pmf(data, level, grid, epsilon):
     """P(grid point j), by hand: weights β^r(g) with r = dist(round(qN), [#x<g, #x≤g])."""
-    x_num, y, _ = _core._secure_em_base(epsilon, 1)
+    x_num, y, _ = _quantiles._secure_em_base(epsilon, 1)
     beta = Fraction(x_num, 2**y)
     t = math.floor(Fraction(level) * len(data) + Fraction(1, 2))
     r = [max(int(np.sum(data < g)) - t, t - int(np.sum(data <= g)), 0) for g in grid]
@@ -45,7 +45,7 @@ def test_sampler_matches_exact_pmf():
     grid, eps, n_draws = np.linspace(0, 1, 9), 2.0, 20_000
     exact = _exact_pmf(data, 0.3, grid, eps)
     bits = _RandomBits(np.random.default_rng(0))
-    draws = [_core._secure_em_quantile_1d(data, 0.0, 1.0, 0.3, eps, 1, 9, bits)
+    draws = [_quantiles._secure_em_quantile_1d(data, 0.0, 1.0, 0.3, eps, 1, 9, bits)
              for _ in range(n_draws)]
     assert np.all(np.isin(draws, grid))  # outputs are grid points
     observed = np.array([np.sum(np.asarray(draws) == g) for g in grid])
@@ -76,7 +76,7 @@ def test_secure_quantile_audit(factor):
     outs = []
     for data, seed in ((d0, 10), (np.r_[d0, 1.0], 11)):
         bits = _RandomBits(np.random.default_rng(seed))
-        outs.append([_core._secure_em_quantile_1d(data, 0.0, 1.0, 0.5, eps * factor, 1, 3, bits)
+        outs.append([_quantiles._secure_em_quantile_1d(data, 0.0, 1.0, 0.5, eps * factor, 1, 3, bits)
                      for _ in range(n_select + n_draws)])
     lb = split_audit(outs[0], outs[1], n_select=n_select)
     assert (lb <= eps) if factor == 1 else (lb > eps)
@@ -84,24 +84,24 @@ def test_secure_quantile_audit(factor):
 
 def test_curve_is_the_effective_epsilon():
     for eps, k, row in ((1.0, 1, 1), (0.3, 6, 1), (2.0, 1, 4), (1e-4, 1, 1), (60.0, 1, 1)):
-        x_num, y, eff = _core._secure_em_base(eps / k, row)
+        x_num, y, eff = _quantiles._secure_em_base(eps / k, row)
         true_eff = 2 * row * (y * math.log(2) - math.log(x_num))
         assert true_eff < eps / k  # the base is rounded up: never less private than asked
         assert true_eff <= eff <= eps / k
         assert eff == pytest.approx(true_eff, rel=1e-9)
         if eps / k < 20:  # y < 52: the rounding loses about 2^-22 of ε
             assert eff > (eps / k) * (1 - 2.0**-20)
-        assert _core._quantile_curve(eps, 0.0, k, secure=True, row_size=row) == \
+        assert _quantiles._quantile_curve(eps, 0.0, k, secure=True, row_size=row) == \
             k * exponential_mechanism_rdp(eff)
     budget = PrivacyBudget(10.0, 0.0)
     x = np.random.default_rng(0).uniform(size=(100, 3))
     stats.quantile(x, [0.2, 0.8], axis=0, epsilon=1.0, bounds=(0, 1), secure=True,
                    budget=budget, random_state=0)
-    assert budget.ledger[0].curve == _core._quantile_curve(1.0, 0.0, 3, n_quantiles=2,
-                                                           secure=True)
+    assert budget.ledger[0].curve == _quantiles._quantile_curve(1.0, 0.0, 3, n_quantiles=2,
+                                                                secure=True)
     assert budget.spent()[0] <= 1.0
     stats.median(x, epsilon=1.0, bounds=(0, 1), secure=True, budget=budget, random_state=0)
-    assert budget.ledger[1].curve == _core._quantile_curve(1.0, 0.0, 1, secure=True, row_size=3)
+    assert budget.ledger[1].curve == _quantiles._quantile_curve(1.0, 0.0, 1, secure=True, row_size=3)
 
 
 @pytest.mark.parametrize("kwargs", [

@@ -10,7 +10,8 @@ import pytest
 from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve
 from skdp.stats import _range
-from skdp.stats._core import _histogram_curve, _mean_curve, _var_curve
+from skdp.stats._histograms import _histogram_curve
+from skdp.stats._sums import _mean_curve, _var_curve
 from skdp.utils._testing import assert_same_curve
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))

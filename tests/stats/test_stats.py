@@ -10,7 +10,7 @@ import pytest
 from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
 from skdp.mechanisms import exponential_mechanism_rdp
-from skdp.stats import _core
+from skdp.stats import _histograms, _noise, _quantiles, _sums
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from _dp_audit import split_audit  # noqa: E402
@@ -42,7 +42,7 @@ def _audit(release, d0, d1, eps, n_draws, n_select=2000):
 def test_mean_audit(factor):
     # D′ adds a row at the far bound: the sum moves by h and the count by 1.
     eps = 1.0
-    lb = _audit(lambda d, rng: _core._mean_release(d, epsilon=eps * factor, delta=0.0, bounds=B01,
+    lb = _audit(lambda d, rng: _sums._mean_release(d, epsilon=eps * factor, delta=0.0, bounds=B01,
                                                    axis=None, rng=rng, secure=False),
                 np.ones(2), np.r_[np.ones(2), 0.0], eps, 20_000)
     # factor 2 is a mean run at 2ε while claiming ε: the audit must catch it (measured 1.32;
@@ -56,9 +56,9 @@ def test_quantile_audit(factor):
     # under the quantile and above it move in opposite directions (loss ≈ (1 − q)ε).
     eps = 1.0
     d0 = np.linspace(0.5, 1.0, 20)
-    lb = _audit(lambda d, rng: _core._quantile_release(d, 0.1, epsilon=eps * factor, delta=0.0,
-                                                       bounds=B01, axis=None, rng=rng),
-                d0, np.r_[d0, 0.0], eps, 20_000)
+    lb = _audit(lambda d, rng: _quantiles._quantile_release(d, 0.1, epsilon=eps * factor, delta=0.0,
+                                                            bounds=B01, axis=None, rng=rng),
+                     d0, np.r_[d0, 0.0], eps, 20_000)
     assert (lb <= eps) if factor == 1 else (lb > eps)
 
 
@@ -69,19 +69,19 @@ def test_quantile_audit(factor):
 # -- accounting by hand -------------------------------------------------------
 def test_curves_by_hand():
     # mean over 3 columns, pure: 4 sums (count + 3) at ε/4 each: 4 × laplace_rdp(4/ε).
-    assert _core._mean_curve(1.0, 0.0, 3) == 4 * laplace_rdp(4.0)
-    assert _core._var_curve(1.0, 0.0, 1) == 3 * laplace_rdp(3.0)
+    assert _sums._mean_curve(1.0, 0.0, 3) == 4 * laplace_rdp(4.0)
+    assert _sums._var_curve(1.0, 0.0, 1) == 3 * laplace_rdp(3.0)
     z = calibrate_noise_multiplier(1.0, 1e-5, accountant="rdp")
     # δ > 0: one Gaussian vector where it adds less noise than the Laplace
     # (z² < 2k/ε², z = 4.05 here: from k = 9 sums on), else the Laplace.
-    assert _core._mean_curve(1.0, 1e-5, 8) == gaussian_rdp(z)
-    assert _core._mean_curve(1.0, 1e-5, 3) == 4 * laplace_rdp(4.0)
-    assert _core._histogram_curve(0.5, 0.0) == laplace_rdp(2.0)
-    assert _core._quantile_curve(1.0, 0.0, 2, n_quantiles=2) == 4 * exponential_mechanism_rdp(0.25)
-    assert _core._mean_curve(math.inf, 0.0, 1) == RDPCurve.non_private()
+    assert _sums._mean_curve(1.0, 1e-5, 8) == gaussian_rdp(z)
+    assert _sums._mean_curve(1.0, 1e-5, 3) == 4 * laplace_rdp(4.0)
+    assert _histograms._histogram_curve(0.5, 0.0) == laplace_rdp(2.0)
+    assert _quantiles._quantile_curve(1.0, 0.0, 2, n_quantiles=2) == 4 * exponential_mechanism_rdp(0.25)
+    assert _sums._mean_curve(math.inf, 0.0, 1) == RDPCurve.non_private()
     # The composed curves give back the ε that was asked for.
-    assert _core._mean_curve(1.0, 0.0, 3).epsilon(0.0) == pytest.approx(1.0)
-    assert _core._mean_curve(1.0, 1e-5, 8).epsilon(1e-5) <= 1.0
+    assert _sums._mean_curve(1.0, 0.0, 3).epsilon(0.0) == pytest.approx(1.0)
+    assert _sums._mean_curve(1.0, 1e-5, 8).epsilon(1e-5) <= 1.0
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
@@ -92,8 +92,8 @@ def test_delta_buys_a_gaussian_only_where_it_adds_less_noise(epsilon, delta):
     z = calibrate_noise_multiplier(epsilon, delta, accountant="rdp")
     for k in [1, 2, 5, 10, 50, 500]:
         laplace_var, gauss_var = 2 * (k / epsilon) ** 2, z * z * k
-        scale = float(_core._noise_scales(epsilon, delta, k, 1.0))
-        curve = _core._sums_curve(epsilon, delta, k)
+        scale = float(_noise._noise_scales(epsilon, delta, k, 1.0))
+        curve = _noise._sums_curve(epsilon, delta, k)
         if gauss_var < laplace_var:
             assert (scale, curve) == (pytest.approx(z * math.sqrt(k)), gaussian_rdp(z))
         else:
@@ -113,8 +113,8 @@ def test_budget_charged_once_with_the_curve():
     stats.mean(x, axis=0, epsilon=1.0, bounds=(0, 1), budget=budget, random_state=0)
     stats.quantile(x, [0.1, 0.9], axis=0, epsilon=1.0, bounds=(0, 1), budget=budget)
     assert len(budget) == 2
-    assert budget.ledger[0].curve == _core._mean_curve(1.0, 0.0, 3)
-    assert budget.ledger[1].curve == _core._quantile_curve(1.0, 0.0, 3, n_quantiles=2)
+    assert budget.ledger[0].curve == _sums._mean_curve(1.0, 0.0, 3)
+    assert budget.ledger[1].curve == _quantiles._quantile_curve(1.0, 0.0, 3, n_quantiles=2)
 
 
 # -- bad input: clear error, no budget ---------------------------------------
@@ -228,7 +228,7 @@ def test_secure_grid_keeps_values_under_large_noise(monkeypatch):
     # only from the noise scale would be 8 wide and round every 1 to 0. The grid
     # is also 1024× finer than the bounds, so with the noise draw set to 0 the
     # secure sum of 0/1 values is exact.
-    monkeypatch.setattr(_core, "sample_discrete_laplace", lambda scale, random_state=None: 0)
+    monkeypatch.setattr(_noise, "sample_discrete_laplace", lambda scale, random_state=None: 0)
     x = (np.arange(1000) % 3 == 0).astype(float)
     s = stats.sum(x, epsilon=1e-4, bounds=(0, 1), secure=True, random_state=0)
     assert s == 334.0
