@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..preprocessing._validation import finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._validation import check_scalar
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike
@@ -31,13 +31,6 @@ __all__ = ["DPKMeans"]
 
 # Candidates of the private initialisation per cluster.
 CANDIDATES_PER_CLUSTER = 4
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
-            or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
 
 
 def _squared_distances(X, centers):
@@ -184,8 +177,8 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         """
         X = validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
-        n_clusters = _check_int(self.n_clusters, "n_clusters", 1)
-        max_iter = _check_int(self.max_iter, "max_iter", 1)
+        n_clusters = check_scalar(self.n_clusters, "n_clusters", int, min_val=1)
+        max_iter = check_scalar(self.max_iter, "max_iter", int, min_val=1)
         init = self._check_init(n_clusters, n_features)
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)

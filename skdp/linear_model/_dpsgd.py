@@ -29,7 +29,7 @@ from ..utils import (
     check_epsilon,
 )
 from ..stats._range import _bounds_curve, _bounds_release
-from ..utils._validation import check_classes, check_numeric_target
+from ..utils._validation import check_classes, check_numeric_target, check_scalar
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike
@@ -48,31 +48,6 @@ DEFAULT_SAMPLING_RATE = 0.01
 _AUTO_LEARNING_RATE = {"linear": 0.03, "network": 0.01}
 # Share of ε spent on private bounds of the target when DPSGDRegressor has no bounds_y.
 TARGET_BOUNDS_SHARE = 0.1
-
-
-def _check_real(name, value, *, low=None, low_open=False, high=None, high_open=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__}.")
-    value = float(value)
-    bad = math.isnan(value) or math.isinf(value)
-    if low is not None:
-        bad = bad or value < low or (low_open and value == low)
-    if high is not None:
-        bad = bad or value > high or (high_open and value == high)
-    if bad:
-        lo = "(" if low_open else "["
-        hi = ")" if high_open else "]"
-        interval = f"{lo}{low if low is not None else '-inf'}, {high if high is not None else 'inf'}{hi}"
-        raise ValueError(f"{name} must be finite and in {interval}; got {value!r}.")
-    return value
-
-
-def _check_int(name, value, *, low=1):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int; got {value!r}.")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}; got {value!r}.")
-    return int(value)
 
 
 def _check_choice(name, value, choices):
@@ -98,12 +73,13 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
             raise TypeError(
                 f"hidden_layer_sizes must be a tuple of ints; got {self.hidden_layer_sizes!r}."
             ) from None
-        sizes = tuple(_check_int("hidden_layer_sizes", s) for s in sizes)
+        sizes = tuple(check_scalar(s, "hidden_layer_sizes", int, min_val=1) for s in sizes)
         _check_choice("activation", self.activation, _ACTIVATIONS)
-        _check_real("alpha", self.alpha, low=0.0)
+        check_scalar(self.alpha, "alpha", float, min_val=0.0)
         noise_multiplier = self.noise_multiplier
         if noise_multiplier is not None:
-            noise_multiplier = _check_real("noise_multiplier", noise_multiplier, low=0.0, low_open=True)
+            noise_multiplier = check_scalar(noise_multiplier, "noise_multiplier", float, min_val=0.0,
+                                            include_boundaries="neither")
             epsilon = None if self.epsilon is None else check_epsilon(self.epsilon)
         else:
             if self.epsilon is None:
@@ -117,12 +93,14 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 "epsilon-DP guarantee (Mironov 2017, Prop. 7)."
             )
         check_budget(self.budget)
-        clip_norm = _check_real("clip_norm", self.clip_norm, low=0.0, low_open=True)
+        clip_norm = check_scalar(self.clip_norm, "clip_norm", float, min_val=0.0,
+                                 include_boundaries="neither")
         if not (isinstance(self.batch_size, str) and self.batch_size == "auto"):
-            _check_int("batch_size", self.batch_size)
+            check_scalar(self.batch_size, "batch_size", int, min_val=1)
         if self.sampling_rate is not None:
-            _check_real("sampling_rate", self.sampling_rate, low=0.0, low_open=True, high=1.0)
-        _check_int("max_iter", self.max_iter)
+            check_scalar(self.sampling_rate, "sampling_rate", float, min_val=0.0, max_val=1.0,
+                         include_boundaries="right")
+        check_scalar(self.max_iter, "max_iter", int, min_val=1)
         if isinstance(self.learning_rate, str) and self.learning_rate in SCHEDULES + ("adaptive",):
             # scikit-learn's MLP names its schedule learning_rate (its step size is
             # learning_rate_init); here learning_rate is the step size
@@ -132,10 +110,12 @@ class _BaseDPSGD(DPEstimatorMixin, BaseEstimator):
                 f"{', '.join(map(repr, SCHEDULES))})."
             )
         if not (isinstance(self.learning_rate, str) and self.learning_rate == "auto"):
-            _check_real("learning_rate", self.learning_rate, low=0.0, low_open=True)
+            check_scalar(self.learning_rate, "learning_rate", float, min_val=0.0,
+                         include_boundaries="neither")
         _check_choice("optimizer", self.optimizer, OPTIMIZERS)
         _check_choice("schedule", self.schedule, SCHEDULES)
-        _check_real("momentum", self.momentum, low=0.0, high=1.0, high_open=True)
+        check_scalar(self.momentum, "momentum", float, min_val=0.0, max_val=1.0,
+                     include_boundaries="left")
         return sizes, epsilon, delta, noise_multiplier, clip_norm, private
 
     def _sampling(self, n_samples):
@@ -657,7 +637,8 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         self._forget_fit()
         params = self._validate_params()
         private = params[-1]
-        threshold = _check_real("huber_threshold", self.huber_threshold, low=0.0, low_open=True)
+        threshold = check_scalar(self.huber_threshold, "huber_threshold", float, min_val=0.0,
+                                 include_boundaries="neither")
         epsilon, delta = params[1], params[2]
         if self.bounds_y is not None:
             (lo,), (hi,) = check_bounds(self.bounds_y, 1, name="bounds_y")

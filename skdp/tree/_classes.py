@@ -30,7 +30,6 @@ to the child with more rows.
 from __future__ import annotations
 
 import math
-import numbers
 from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
@@ -47,7 +46,7 @@ from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, check_scalar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -228,15 +227,6 @@ class CountSplitter:
             return np.where(total > 0, counts / total, uniform)
 
 
-def _check_int(value, name, low, high=None):
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int; got {value!r}.")
-    if value < low or (high is not None and value > high):
-        span = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {span}; got {value!r}.")
-    return int(value)
-
-
 _Trees = TypeVar("_Trees", bound="_BaseCountTrees")
 
 
@@ -261,8 +251,8 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         if epsilon < math.inf and delta == 0.0:
             raise ValueError("delta must be > 0 for finite epsilon: the Gaussian leaf counts "
                              "never give pure DP.")
-        _check_int(self.max_depth, "max_depth", 1, 12)
-        _check_int(self.max_bins, "max_bins", 2, 255)
+        check_scalar(self.max_depth, "max_depth", int, min_val=1, max_val=12)
+        check_scalar(self.max_bins, "max_bins", int, min_val=2, max_val=255)
         return epsilon, delta, check_bounds_or_none(self.bounds, n_features)
 
     def fit(self: _Trees, X: ArrayLike, y: ArrayLike) -> _Trees:

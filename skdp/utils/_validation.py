@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
@@ -28,6 +28,7 @@ __all__ = [
     "check_delta",
     "check_epsilon",
     "check_generator",
+    "check_scalar",
 ]
 
 
@@ -52,6 +53,71 @@ def check_epsilon(epsilon: float, *, name: str = "epsilon", allow_inf: bool = Tr
     if epsilon == math.inf and not allow_inf:
         raise ValueError(f"{name} must be finite here; got inf.")
     return epsilon
+
+
+_BOUNDARIES = {"both": ("[", "]"), "left": ("[", ")"), "right": ("(", "]"), "neither": ("(", ")")}
+
+
+@overload
+def check_scalar(x: object, name: str, target_type: type[int], *, min_val: float | None = None,
+                 max_val: float | None = None, include_boundaries: str = "both") -> int: ...
+
+
+@overload
+def check_scalar(x: object, name: str, target_type: type[float], *, min_val: float | None = None,
+                 max_val: float | None = None, include_boundaries: str = "both") -> float: ...
+
+
+def check_scalar(x, name, target_type, *, min_val=None, max_val=None, include_boundaries="both"):
+    """``x`` as an ``int`` or a finite ``float`` within ``[min_val, max_val]``, or raise.
+
+    The one check of a numeric hyper-parameter, with one wording for every
+    estimator. Like :func:`sklearn.utils.check_scalar` (same parameters), but
+    booleans are refused (``True`` is no int here), a float must be finite,
+    and the value comes back converted. ``target_type`` is ``int`` (any
+    integral number) or ``float`` (any real number); ``include_boundaries``
+    says which of the given ends belong to the interval (``"both"``,
+    ``"left"``, ``"right"`` or ``"neither"``). A value of the wrong type
+    raises ``TypeError``, one outside the interval (or not finite)
+    ``ValueError``, both with the same sentence.
+
+    Examples
+    --------
+    >>> from skdp.utils._validation import check_scalar
+    >>> check_scalar(255, "max_bins", int, min_val=2, max_val=255)
+    255
+    >>> check_scalar(1.0, "momentum", float, min_val=0.0, max_val=1.0, include_boundaries="left")
+    Traceback (most recent call last):
+    ...
+    ValueError: momentum must be a finite real number in [0, 1); got 1.0.
+    >>> check_scalar(2.5, "max_iter", int, min_val=1)
+    Traceback (most recent call last):
+    ...
+    TypeError: max_iter must be an int >= 1; got 2.5.
+    """
+    integral = target_type is int
+    kind = "an int" if integral else "a finite real number"
+    left, right = _BOUNDARIES[include_boundaries]
+    if min_val is not None and max_val is not None:
+        span = f" in {left}{min_val:g}, {max_val:g}{right}"
+    elif min_val is not None:
+        span = f" {'>=' if left == '[' else '>'} {min_val:g}"
+    elif max_val is not None:
+        span = f" {'<=' if right == ']' else '<'} {max_val:g}"
+    else:
+        span = ""
+    number = numbers.Integral if integral else numbers.Real
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, number):
+        raise TypeError(f"{name} must be {kind}{span}; got {x!r}.")
+    value = int(x) if integral else float(x)
+    inside = integral or math.isfinite(value)
+    if min_val is not None:
+        inside = inside and (value >= min_val if left == "[" else value > min_val)
+    if max_val is not None:
+        inside = inside and (value <= max_val if right == "]" else value < max_val)
+    if not inside:
+        raise ValueError(f"{name} must be {kind}{span}; got {value!r}.")
+    return value
 
 
 DEFAULT_DELTA = 1e-5

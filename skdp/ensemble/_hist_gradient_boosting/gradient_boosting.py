@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import time
-import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..._base import DPEstimatorMixin
 from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
-from ...utils._validation import check_classes, check_numeric_target
+from ...utils._validation import check_classes, check_numeric_target, check_scalar
 from ...tree._categorical import FeaturesMixin
 from ...tree._grower import grow_tree
 from ...tree._histogram import SparseBins
@@ -39,25 +38,6 @@ __all__ = ["DPHistGradientBoostingClassifier", "DPHistGradientBoostingRegressor"
 # weather 0.798 / 0.853 / 0.876 / 0.848; 0.25 against 1 at ε = 0.1 and 5 (4 seeds): at or
 # above on each (docs/benchmarks.md).
 GRADIENT_CLIP = 0.25
-
-
-def _check_int(value, name, low, high=None):
-    if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an int; got {value!r}.")
-    if value < low or (high is not None and value > high):
-        span = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name} must be {span}; got {value!r}.")
-    return int(value)
-
-
-def _check_real(value, name, *, positive):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
-        raise ValueError(f"{name} must be finite and {'> 0' if positive else '>= 0'}; "
-                         f"got {value!r}.")
-    return value
 
 
 class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator):
@@ -99,12 +79,13 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         if epsilon < math.inf and delta == 0.0:
             raise ValueError("delta must be > 0 for finite epsilon: the Gaussian leaf sums "
                              "never give pure DP.")
-        _check_int(self.max_iter, "max_iter", 1)
-        _check_real(self.learning_rate, "learning_rate", positive=True)
-        _check_int(self.max_depth, "max_depth", 1, 12)
-        _check_int(self.max_bins, "max_bins", 2, 255)
-        _check_real(self.l2_regularization, "l2_regularization", positive=False)
-        _check_int(self.min_samples_leaf, "min_samples_leaf", 1)
+        check_scalar(self.max_iter, "max_iter", int, min_val=1)
+        check_scalar(self.learning_rate, "learning_rate", float, min_val=0.0,
+                     include_boundaries="neither")
+        check_scalar(self.max_depth, "max_depth", int, min_val=1, max_val=12)
+        check_scalar(self.max_bins, "max_bins", int, min_val=2, max_val=255)
+        check_scalar(self.l2_regularization, "l2_regularization", float, min_val=0.0)
+        check_scalar(self.min_samples_leaf, "min_samples_leaf", int, min_val=1)
         bounds = check_bounds_or_none(self.bounds, n_features)
         return epsilon, delta, bounds
 
