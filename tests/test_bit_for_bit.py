@@ -234,7 +234,7 @@ ON_THE_OLDEST_STACK = {
 
 @pytest.fixture
 def releases(monkeypatch):
-    from skdp.utils._testing import seeded_secure
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)  # the secure releases read seeded bytes
     return _releases()
@@ -251,7 +251,7 @@ def test_release_is_bit_for_bit_the_same(releases, name):
 
 
 if __name__ == "__main__":  # print the pins as the code computes them now
-    from skdp.utils._testing import seeded_secure
+    from _testing import seeded_secure
 
     patch = pytest.MonkeyPatch()
     seeded_secure(patch)

@@ -81,7 +81,7 @@ class SecureGenerator:
     """
 
     def __init__(self, *, source=None):
-        # source: a callable n -> n bytes, for tests only (skdp.utils._testing.seeded_secure);
+        # source: a callable n -> n bytes, for tests only (seeded_secure of tests/_testing.py);
         # None reads os.urandom, looked up at each call.
         self._source = source
 

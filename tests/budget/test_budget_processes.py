@@ -27,7 +27,7 @@ from skdp.accounting import (
     pure_dp_rdp,
     sampled_without_replacement_gaussian_rdp,
 )
-from skdp.utils._testing import charge_until_refused, run_processes
+from _testing import charge_until_refused, run_processes
 
 CTX = multiprocessing.get_context("fork")
 N_WORKERS = 8

@@ -25,7 +25,7 @@ from sklearn.base import clone
 from skdp import BudgetExceededError, LedgerConnectionError, LedgerMismatchError, PrivacyBudget
 from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
 from skdp.budget import _budget, _postgres
-from skdp.utils._testing import charge_until_refused, run_processes
+from _testing import charge_until_refused, run_processes
 
 
 FORK = multiprocessing.get_context("fork")

@@ -9,7 +9,7 @@ from skdp.accounting import calibrate_noise_multiplier, gaussian_rdp
 from skdp.cluster import DPKMeans
 from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

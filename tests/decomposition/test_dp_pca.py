@@ -11,7 +11,7 @@ from skdp.decomposition import DPPCA
 from skdp.decomposition._pca import LAPLACE_SHARES, clip_rows, l1_norm_bound, noise_scales
 from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

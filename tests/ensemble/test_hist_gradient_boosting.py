@@ -19,7 +19,7 @@ from skdp.tree._histogram import SparseBins
 from skdp.ensemble._hist_gradient_boosting._privacy import plan_boosting
 from skdp.ensemble._hist_gradient_boosting._splitting import PrivateSplitter
 from skdp.stats._range import split_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

@@ -11,7 +11,7 @@ from skdp.stats import _range
 from skdp.stats._histograms import _histogram_curve
 from skdp.stats._quantiles import _quantile_curve
 from skdp.stats._sums import _mean_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
@@ -220,7 +220,7 @@ def test_pandas_output():
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; scikit-learn's checks and the seeded comparisons in this
-    # file need one: secure fits here read seeded bytes (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # file need one: secure fits here read seeded bytes (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)

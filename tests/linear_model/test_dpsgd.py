@@ -30,7 +30,7 @@ from skdp.accounting import (
 )
 from skdp.cli import main as cli_main
 from skdp.linear_model import DPSGDClassifier, DPSGDRegressor
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

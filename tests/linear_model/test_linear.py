@@ -19,7 +19,7 @@ from skdp.linear_model._linear import (
     _perturbed_gram,
     _solve_psd,
 )
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

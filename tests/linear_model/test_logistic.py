@@ -16,7 +16,7 @@ from skdp.datasets import adult_preprocessor, adult_schema, load_adult
 from skdp.linear_model import DPLogisticRegression
 from skdp.linear_model._logistic import _auto_steps
 from skdp.linear_model._row_norm import calibrate_gaussian_after, clip_row_norms, norm_estimate_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

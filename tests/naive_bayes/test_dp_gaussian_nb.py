@@ -12,7 +12,7 @@ from skdp.naive_bayes import DPGaussianNB
 from skdp.naive_bayes import _gaussian
 from skdp.stats import _range
 from skdp.stats._sums import _var_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
@@ -297,7 +297,7 @@ def test_secure_fit_is_accurate_and_releases_integer_counts():
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; scikit-learn's checks and the seeded comparisons in this
-    # file need one: secure fits here read seeded bytes (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # file need one: secure fits here read seeded bytes (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)

@@ -14,7 +14,7 @@ from skdp import PrivacyBudget, stats
 from skdp.accounting import RDPCurve
 from skdp.preprocessing import DPKBinsDiscretizer, DPMinMaxScaler
 from skdp.stats._quantiles import _quantile_curve
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,
@@ -188,7 +188,7 @@ def test_secure_refused_fit_fits_nothing(est):
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; scikit-learn's checks and the seeded comparisons in this
-    # file need one: secure fits here read seeded bytes (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # file need one: secure fits here read seeded bytes (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)

@@ -337,7 +337,7 @@ def test_function_transformer_behind_a_private_step_is_refused():
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; the seeded fits in this file need one: secure fits here read
-    # seeded bytes (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # seeded bytes (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)

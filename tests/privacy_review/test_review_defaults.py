@@ -123,7 +123,7 @@ from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 from skdp.pipeline import make_pipeline
 from skdp.preprocessing import DPStandardScaler
-from skdp.utils._testing import charge_until_refused
+from _testing import charge_until_refused
 
 FORK = multiprocessing.get_context("fork")
 

@@ -136,7 +136,7 @@ def test_search_refuses_two_column_y_before_charge():
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; scikit-learn's checks and the seeded comparisons in this
-    # file need one: secure fits here read seeded bytes (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # file need one: secure fits here read seeded bytes (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)

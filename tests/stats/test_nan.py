@@ -5,14 +5,14 @@ import pytest
 
 from skdp import PrivacyBudget, stats
 from skdp.stats._noise import _sums_curve
-from skdp.utils._testing import assert_same_curve
+from _testing import assert_same_curve
 
 
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; the seeded secure calls in this file read seeded bytes
-    # through the same samplers (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # through the same samplers (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)
 

@@ -22,8 +22,8 @@ from _dp_audit import split_audit  # noqa: E402
 @pytest.fixture(autouse=True)
 def _secure_takes_seeds_here(monkeypatch):
     # secure=True refuses a seed; the seeded secure calls in this file read seeded bytes
-    # through the same samplers (skdp.utils._testing.seeded_secure).
-    from skdp.utils._testing import seeded_secure
+    # through the same samplers (seeded_secure of tests/_testing.py).
+    from _testing import seeded_secure
 
     seeded_secure(monkeypatch)
 

@@ -12,7 +12,7 @@ from skdp.accounting import RDPCurve
 from skdp.stats import _range
 from skdp.stats._histograms import _histogram_curve
 from skdp.stats._sums import _mean_curve, _var_curve
-from skdp.utils._testing import assert_same_curve
+from _testing import assert_same_curve
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from _dp_audit import split_audit  # noqa: E402

@@ -18,7 +18,7 @@ from skdp.stats._range import split_curve
 from skdp.tree import DPDecisionTreeClassifier
 from skdp.tree._classes import CountSplitter, tree_curve
 from skdp.tree._histogram import SparseBins
-from skdp.utils._testing import (
+from _testing import (
     assert_bad_input_costs_nothing,
     assert_charges_once,
     assert_refused_fit_fits_nothing,

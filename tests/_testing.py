@@ -1,6 +1,8 @@
 """Checks of the privacy contract of skdp estimators, for the test suite.
 
-They raise ``AssertionError`` with a message and need no test framework:
+They live beside the tests, above every layer of the package they test
+(``from _testing import ...``: pytest puts ``tests/`` on ``sys.path``). They
+raise ``AssertionError`` with a message and need no test framework:
 
 - :func:`assert_charges_once`: one fit makes exactly one charge, with the
   expected curve, and the estimator reports it;
@@ -19,8 +21,12 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from ..budget import PrivacyBudget
-from ..exceptions import BudgetExceededError
+from skdp import _base
+from skdp.budget import PrivacyBudget
+from skdp.exceptions import BudgetExceededError
+from skdp.stats import _checks
+from skdp.utils._secure import SecureGenerator
+from skdp.utils._validation import check_generator
 
 __all__ = [
     "assert_bad_input_costs_nothing",
@@ -153,10 +159,6 @@ def seeded_secure(monkeypatch):
     instead of :func:`os.urandom`: the same samplers run, reproducibly, and
     a secure fit and the secure statistic on the same seed read the same bytes.
     """
-    from .. import _base
-    from ..stats import _checks
-    from ._secure import SecureGenerator
-    from ._validation import check_generator
 
     def seeded(random_state, *, secure=False):
         if secure and isinstance(random_state, (int, np.integer)):
