@@ -91,7 +91,7 @@ class DPEstimatorMixin:
         """The fit's random generator, from ``random_state`` and ``secure``.
 
         ``secure=True`` (where the estimator has that parameter) gives a
-        ``SecureGenerator`` (``skdp.utils._secure``) over the OS CSPRNG and
+        ``SecureGenerator`` (``skdp._secure``) over the OS CSPRNG and
         refuses a non-None ``random_state``; call this before the charge, so a
         refusal costs nothing (see :ref:`secure_randomness`).
         """

@@ -25,7 +25,7 @@ from skdp import _base
 from skdp.budget import PrivacyBudget
 from skdp.exceptions import BudgetExceededError
 from skdp.stats import _checks
-from skdp.utils._secure import SecureGenerator
+from skdp._secure import SecureGenerator
 from skdp.utils._validation import check_generator
 
 __all__ = [
@@ -154,7 +154,7 @@ def seeded_secure(monkeypatch):
     ``monkeypatch`` (pytest's fixture), an estimator's fit and every
     :mod:`skdp.stats` function called with ``secure=True`` and an int seed
     (or a numpy ``Generator``) get a ``SecureGenerator``
-    (``skdp.utils._secure``) that reads its bytes from
+    (``skdp._secure``) that reads its bytes from
     ``np.random.default_rng(seed).bytes`` (or the generator's ``bytes``)
     instead of :func:`os.urandom`: the same samplers run, reproducibly, and
     a secure fit and the secure statistic on the same seed read the same bytes.

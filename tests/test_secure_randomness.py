@@ -20,7 +20,7 @@ from sklearn.base import is_classifier, is_regressor
 
 from skdp import PrivacyBudget
 from skdp.utils import check_generator
-from skdp.utils._secure import SecureGenerator
+from skdp._secure import SecureGenerator
 
 ALPHA = 1e-6
 N = 20_000

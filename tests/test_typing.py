@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator
 import skdp
 import skdp._typing
 import skdp.cli
-from skdp.utils._secure import SecureGenerator
+from skdp._secure import SecureGenerator
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = [skdp] + [importlib.import_module(f"skdp.{name}") for name in sorted(skdp._SUBPACKAGES)]

@@ -29,7 +29,7 @@ from ._curve import RDPCurve
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, FloatArray, NDArray
-    from ..utils._secure import SecureGenerator
+    from .._secure import SecureGenerator
 
 __all__ = [
     "Poisson",
@@ -395,7 +395,7 @@ def private_selection_rdp(base: RDPCurve,
 
 
 def _generator(random_state):
-    from ..utils._secure import SecureGenerator  # the OS CSPRNG of secure=True
+    from .._secure import SecureGenerator  # the OS CSPRNG of secure=True
 
     if not isinstance(random_state, (np.random.Generator, SecureGenerator)):
         raise TypeError("random_state must be a numpy Generator (see skdp.utils.check_generator).")

@@ -20,7 +20,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 from sklearn.utils.parallel import Parallel, delayed
 
-from ..utils._secure import SecureGenerator
+from .._secure import SecureGenerator
 from ._params import _fill_missing, _nested_params, _quiet, _set_nested, _with_params
 from ._probe import _CurveRecorder
 

@@ -19,7 +19,7 @@ from ..exceptions import PrivacyLeakWarning
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, FloatArray, RandomStateLike
-    from ._secure import SecureGenerator
+    from .._secure import SecureGenerator
 
 __all__ = [
     "check_bounds",
@@ -300,7 +300,7 @@ def check_generator(random_state: RandomStateLike | SecureGenerator, *,
     ``RandomState`` seeds a new generator from one draw.
 
     With ``secure=True`` the generator is a
-    ``SecureGenerator`` (``skdp.utils._secure``): every draw comes from the
+    ``SecureGenerator`` (``skdp._secure``): every draw comes from the
     operating system's CSPRNG (:func:`os.urandom`), and ``random_state`` must
     be ``None``: a seed makes the noise reproducible, which is what
     ``secure=True`` excludes (see :ref:`secure_randomness`). An estimator
@@ -314,7 +314,7 @@ def check_generator(random_state: RandomStateLike | SecureGenerator, *,
     >>> check_generator(None, secure=True)
     SecureGenerator(os.urandom)
     """
-    from ._secure import SecureGenerator
+    from .._secure import SecureGenerator
 
     if secure:
         if random_state is not None and not isinstance(random_state, SecureGenerator):

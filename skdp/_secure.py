@@ -34,6 +34,9 @@ on (0, 1): (k + 1/2) 2^-52 for a 52-bit k, both exact in binary64):
 This is still floating-point noise: it protects against predicting the
 generator, not against the floating-point attacks on continuous noise
 (Mironov 2012); see :ref:`secure_randomness`.
+
+It imports nothing from skdp and stands on the ground floor, under the
+accounting, whose distributions of a number of runs sample with it too.
 """
 
 import math
