@@ -7,6 +7,7 @@ spend through Rényi differential privacy.
 import importlib
 
 from ._show_versions import show_versions
+from ._version import __version__
 from .budget import PrivacyBudget
 from .exceptions import (
     BudgetExceededError,
@@ -15,8 +16,6 @@ from .exceptions import (
     LedgerMismatchError,
     PrivacyLeakWarning,
 )
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",

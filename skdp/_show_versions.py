@@ -2,6 +2,8 @@
 
 import sys
 
+from ._version import __version__
+
 __all__ = ["show_versions"]
 
 # The runtime dependencies of pyproject.toml, then the optional ones: the
@@ -31,8 +33,6 @@ def _version(distribution):
 
 
 def _deps_info():
-    from . import __version__
-
     runtime = {"skdp": __version__}
     runtime.update((name, _version(name)) for name in _RUNTIME)
     optional = {name: _version(name) for name in _OPTIONAL}

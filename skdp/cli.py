@@ -20,7 +20,7 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING
 
-from . import __version__
+from ._version import __version__
 from .accounting import (
     calibrate_noise_multiplier,
     epsilon_for,
