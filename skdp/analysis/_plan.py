@@ -15,8 +15,9 @@ counts, published with the keys (as OpenDP and Wilson et al. 2020 do), so the
 selection gets all of (ε, δ).
 
 **The split.** Each part gets a weight: one for ``select``, one for
-``bounds``, one per aggregate for ``sums`` (at least one: quantiles need the
-counts that flag small groups) and one per quantile. The parts that use δ
+``bounds``, one per aggregate for ``sums`` (:data:`FLAG_COUNT_WEIGHT` when only
+quantiles are asked: their counts serve only to flag small groups) and one
+per quantile. The parts that use δ
 (all but the quantiles) share δ equally. Then every part's ε is the same
 multiple x of its weight's share of ε, x the largest (to 1e-6) whose composed
 curve is still (ε, δ)-DP by the budget's accountant (PLD, or RDP: Mironov
@@ -45,6 +46,9 @@ from . import _keys
 
 __all__ = []  # internal
 
+# The weight of the counts of a query that asks only quantiles (they flag small groups).
+FLAG_COUNT_WEIGHT = 0.1
+
 
 @dataclass
 class Plan:
@@ -70,7 +74,9 @@ class Plan:
         if self.n_bounds:
             weights["bounds"] = 1.0
         if self.n_sums:
-            weights["sums"] = float(max(self.n_aggregates - self.n_quantiles, 1))
+            n_sum_aggregates = self.n_aggregates - self.n_quantiles
+            # quantiles alone need only the counts that flag small groups: a tenth
+            weights["sums"] = float(n_sum_aggregates) if n_sum_aggregates else FLAG_COUNT_WEIGHT
         if self.n_quantiles:
             weights["quantiles"] = float(self.n_quantiles)
         total = sum(weights.values())

@@ -110,3 +110,21 @@ def test_polars_null_keys_and_values_are_skipped():
     assert res["g"].to_list() == ["a", "b"]
     assert res["x_count"].to_list() == [1.0, 0.0]
     assert res["x_mean"][0] == 1.0 and math.isnan(res["x_mean"][1])
+
+
+def test_histograms_on_every_engine(df, client):
+    def run(data):
+        t = PrivateTable(data, bounds=BOUNDS, random_state=5, privacy_unit="person",
+                         max_rows_per_unit=2)
+        numeric = t.groupby("region", keys=["N", "S"]).histogram("age", bins=4, epsilon=1.0)
+        categorical = t.groupby("band", keys=[0, 1, 2]).histogram(
+            "region", categories=["N", "S", "E"], epsilon=1.0)
+        return numeric, categorical
+
+    want = run(df)
+    got_polars = [_as_pandas(r, by) for r, by in zip(run(_polars(df)), (["region"], ["band"]))]
+    got_dask = list(run(dd.from_pandas(df, npartitions=3)))
+    for got in (got_polars, got_dask):
+        for g, w in zip(got, want):
+            assert list(g.columns) == list(w.columns)
+            np.testing.assert_allclose(g.to_numpy(float), w.to_numpy(float), rtol=1e-9)
