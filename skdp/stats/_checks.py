@@ -127,3 +127,15 @@ def _charge(budget, curve, name, epsilon, delta, n_outputs, secure):
             label=f"skdp.stats.{name}(epsilon={epsilon:.6g}, delta={delta:.6g}, "
             f"n_outputs={n_outputs}, secure={secure})",
         )
+
+
+def _check_nan_data(a):
+    """``a`` as a float array (at least 1-D) with no infinite entry; NaN entries allowed."""
+    try:
+        arr = np.atleast_1d(np.asarray(a, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError("a must be numeric; could not convert it to floats.") from None
+    if np.isinf(arr).any():
+        raise ValueError("a contains infinity. The nan* statistics skip NaN entries only: "
+                         "replace infinite values first.")
+    return arr

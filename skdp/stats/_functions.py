@@ -66,6 +66,7 @@ from ._checks import (
     _check_common,
     _check_data,
     _check_ddof,
+    _check_nan_data,
     _check_quantiles,
     _check_stat_bounds,
 )
@@ -369,20 +370,29 @@ def quantile(
     ...                      grid_size=101))  # unseeded; a point of the grid 0, 1, ..., 100
     40.0
     """
+    return _quantile(a, q, axis, epsilon=epsilon, bounds=bounds, delta=delta, budget=budget,
+                     random_state=random_state, secure=secure, method=method,
+                     grid_size=grid_size)
+
+
+def _quantile(a, q, axis, *, epsilon, bounds, delta, budget, random_state, secure, method,
+              grid_size, skip_nan=False):
+    """:func:`quantile`, or with ``skip_nan`` :func:`skdp.stats.nanquantile`: check, charge, release."""
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
     method = _check_quantile_method(method)
     grid_size = _check_grid_size(grid_size)
     q_arr = _check_quantiles(q)
-    arr = _check_data(a)
+    arr = _check_nan_data(a) if skip_nan else _check_data(a)
     n_outputs, _ = _check_axis(arr, axis)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     row_size = math.prod(arr.shape[1:]) if axis is None else 1
     curve = _quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
                             method=method, row_size=max(row_size, 1))
-    _charge(budget, curve, "quantile", epsilon, delta, n_outputs * q_arr.size, secure)
+    _charge(budget, curve, "nanquantile" if skip_nan else "quantile", epsilon, delta,
+            n_outputs * q_arr.size, secure)
     return _quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
                              axis=axis, rng=rng, secure=secure, method=method,
-                             grid_size=grid_size)
+                             grid_size=grid_size, skip_nan=skip_nan)
 
 
 def median(

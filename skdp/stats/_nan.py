@@ -33,30 +33,17 @@ from ._checks import (
     _check_common,
     _check_ddof,
     _check_n_outputs,
-    _check_quantiles,
+    _check_nan_data,
     _check_stat_bounds,
 )
-from ._functions import quantile
+from ._functions import _quantile, quantile
 from ._noise import _flatten, _noisy_sums, _sums_curve
-from ._quantiles import _check_grid_size, _check_quantile_method, _quantile_curve, _quantile_release
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, FloatOrArray, RandomStateLike
     from ..budget import PrivacyBudget
 
 __all__ = ["nanmean", "nanmedian", "nanquantile", "nanstd", "nansum", "nanvar", "percentile"]
-
-
-def _check_nan_data(a):
-    """``a`` as a float array (at least 1-D) with no infinite entry; NaN entries allowed."""
-    try:
-        arr = np.atleast_1d(np.asarray(a, dtype=float))
-    except (TypeError, ValueError):
-        raise ValueError("a must be numeric; could not convert it to floats.") from None
-    if np.isinf(arr).any():
-        raise ValueError("a contains infinity. The nan* statistics skip NaN entries only: "
-                         "replace infinite values first.")
-    return arr
 
 
 def _nan_curve(epsilon, delta, n_outputs, per_output, *, secure=False):
@@ -351,20 +338,9 @@ def nanquantile(
     >>> stats.nanquantile(x, [0.25, 0.75], epsilon=1.0, bounds=(0, 100), random_state=0).round(0)
     array([33., 47.])
     """
-    epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    method = _check_quantile_method(method)
-    grid_size = _check_grid_size(grid_size)
-    q_arr = _check_quantiles(q)
-    arr = _check_nan_data(a)
-    n_outputs, _ = _check_axis(arr, axis)
-    bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
-    row_size = math.prod(arr.shape[1:]) if axis is None else 1
-    curve = _quantile_curve(epsilon, delta, n_outputs, n_quantiles=q_arr.size, secure=secure,
-                            method=method, row_size=max(row_size, 1))
-    _charge(budget, curve, "nanquantile", epsilon, delta, n_outputs * q_arr.size, secure)
-    return _quantile_release(arr, q_arr, epsilon=epsilon, delta=delta, bounds=bounds,
-                             axis=axis, rng=rng, secure=secure, method=method,
-                             grid_size=grid_size, skip_nan=True)
+    return _quantile(a, q, axis, epsilon=epsilon, bounds=bounds, delta=delta, budget=budget,
+                     random_state=random_state, secure=secure, method=method,
+                     grid_size=grid_size, skip_nan=True)
 
 
 def nanmedian(
