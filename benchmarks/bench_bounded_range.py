@@ -31,7 +31,7 @@ import numpy as np
 from skdp.accounting import epsilon_of, gaussian_rdp, poisson_subsampled_gaussian_rdp
 from skdp.ensemble._hist_gradient_boosting._privacy import plan_boosting
 from skdp.mechanisms import exponential_mechanism_rdp
-from skdp.stats._core import _quantile_curve
+from skdp.stats._quantiles import _quantile_curve
 
 DELTA = 1e-5
 

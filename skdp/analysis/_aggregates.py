@@ -17,13 +17,13 @@ histogram  the count of each public bin (one vector)       1 (a row is in one bi
 ========== ============================================= =====================
 
 with c = (L + U)/2 and h = (U − L)/2 (the centred sums of
-:mod:`skdp.stats._core`). A NaN value adds 0 to every sum of its column, inside
+:mod:`skdp.stats._sums`). A NaN value adds 0 to every sum of its column, inside
 each sum's range, so the sensitivities hold (Dwork, McSherry, Nissim & Smith
 2006, Prop. 1). With a privacy unit a person adds at most R rows to each of at
 most G groups, so each sum moves by R times the above in at most G groups.
 
 **Noise.** The k distinct sums of a query over G groups per person are one
-release of k·G sums in the sense of :mod:`skdp.stats._core`: Laplace noise of
+release of k·G sums in the sense of :mod:`skdp.stats._noise`: Laplace noise of
 scale R·Δⱼ·k·G/ε on each (ε/(kG) per normalised sum; Dwork & Roth 2014,
 Thm. 3.14), or, where it adds less noise and δ > 0, one Gaussian vector with
 std z·√(kG)·R·Δⱼ (L2 sensitivity √(kG) after normalising; Mironov 2017,
@@ -37,7 +37,7 @@ values in [g_j, g_(j+1)) (the last one closed); with t = ⌊qN + ½⌋ its loss 
 r_j = dist(t, [#{x < g_j}, #{x < g_(j+1)}]), 0 for the bins that hold the
 t-th value. Adding a row (a person's R rows) raises each count and t by
 between 0 and 1 (R), so r moves by at most 1 (R), as for the rank utility of
-:func:`skdp.stats._core._quantile_losses` (our derivation, the same
+:func:`skdp.stats._quantiles._quantile_losses` (our derivation, the same
 argument). One bin is drawn per group and level with weights exp(−ε′·r/(2R))
 by the Gumbel-max trick, each at ε′ = ε_q/(G·m) for m levels, and its
 midpoint is released. The bins' counts are sums, so the mechanism runs on any

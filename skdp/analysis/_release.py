@@ -31,8 +31,9 @@ def quantity_name(column, part):
 
 
 def noisy_counts(counts, eps, delta, rng, n_outputs, sensitivity):
+    """``n_outputs`` histograms of counts plus their noise (:func:`skdp.stats._noise._noisy_counts`)."""
     return _noise._noisy_counts(counts, epsilon=eps, delta=delta, rng=rng, secure=False,
-                               n_outputs=n_outputs, sensitivity=sensitivity)
+                                n_outputs=n_outputs, sensitivity=sensitivity)
 
 
 def noisy_sums(sums, needs, bounds, plan, n_groups, rng, exact):
