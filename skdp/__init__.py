@@ -1,11 +1,13 @@
 """skdp: scikit-learn-compatible differentially private estimators.
 
 All estimators draw on one shared :class:`PrivacyBudget`, which composes every
-spend through Rényi differential privacy.
+spend through Rényi differential privacy. :func:`config_context` sets a default
+budget, charged by every fit, search and query given no ``budget``.
 """
 
 import importlib
 
+from ._config import config_context, get_config, set_config
 from ._show_versions import show_versions
 from ._version import __version__
 from .budget import PrivacyBudget
@@ -26,7 +28,10 @@ __all__ = [
     "PrivacyCost",
     "PrivacyLeakWarning",
     "__version__",
+    "config_context",
+    "get_config",
     "privacy_cost",
+    "set_config",
     "show_versions",
 ]
 

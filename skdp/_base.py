@@ -19,6 +19,7 @@ from typing import Any, NoReturn, TypeVar
 import numpy as np
 from sklearn.base import clone
 
+from . import _config
 from .accounting import RDPCurve
 from .accounting._accountants import spend_of
 from ._unsupported import PARTIAL_FIT, refuse_unsupported
@@ -85,7 +86,27 @@ class DPEstimatorMixin:
         state = super().__getstate__()
         if isinstance(state.get("random_state"), (np.random.Generator, np.random.RandomState)):
             state = {**state, "random_state": None}
+        carried = state.get("_skdp_default_budget")
+        if carried is not None and not _config._counts(carried[1]):
+            # a default budget captured in a scope that has ended stays behind: a model
+            # saved after the ``with`` block does not charge that budget when refitted
+            state = {k: v for k, v in state.items() if k != "_skdp_default_budget"}
         return state
+
+    def __sklearn_clone__(self):
+        """A clone, as :func:`sklearn.base.clone` makes it, that carries the default budget.
+
+        A clone made where a default budget is in force
+        (:func:`skdp.config_context`) carries it, so that a fit of the clone in
+        a joblib or dask worker, where scikit-learn's helpers send it, charges
+        that budget when it has no ``budget`` of its own (see
+        :mod:`skdp._config`). It is no parameter: ``get_params`` does not show it.
+        """
+        clone_ = super().__sklearn_clone__()
+        carried = _config._capture(self)
+        if carried is not None and carried[0] is not None:
+            clone_._skdp_default_budget = carried
+        return clone_
 
     def _check_generator(self):
         """The fit's random generator, from ``random_state`` and ``secure``.
@@ -129,8 +150,15 @@ class DPEstimatorMixin:
         text = " ".join(text.split())  # one line in the ledger
         return text if len(text) <= 300 else text[:297] + "..."
 
+    def _budget_in_force(self):
+        """``self.budget``, or without one the default budget (:func:`skdp.config_context`), or None."""
+        return _config._resolve_budget(getattr(self, "budget", None), self)
+
     def _charge_budget(self, curve, *, label=None):
         """Charge ``self.budget`` (when set) with ``curve`` and record the spend.
+
+        Without a ``budget``, the default budget in force is charged
+        (:func:`skdp.config_context`); without either, nothing is.
 
         Call it after validation and before reading any value of the data.
         It raises :class:`~skdp.BudgetExceededError` when the budget cannot
@@ -143,7 +171,7 @@ class DPEstimatorMixin:
         """
         if not isinstance(curve, RDPCurve):
             raise TypeError(f"Expected an RDPCurve; got {type(curve).__name__}.")
-        budget = check_budget(getattr(self, "budget", None))
+        budget = check_budget(self._budget_in_force())
         if budget is not None:
             try:
                 budget.charge(curve, label=label or self._budget_label())

@@ -10,6 +10,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 
+from . import _config
 from .accounting import RDPCurve
 from .accounting._accountants import check_accountant, spend_of
 from .model_selection._params import _nested_params, _quiet, _set_nested
@@ -104,6 +105,8 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
     Composed, the two fits cost less than 0.5 + 1.
     """
     budgets = [b for b in _nested_params(estimator, "budget").values() if b is not None]
+    if not budgets and _config._default_budget(estimator) is not None:
+        budgets = [_config._default_budget(estimator)]  # skdp.config_context's
     if delta is None:
         own = estimator.get_params(deep=False).get("delta")
         delta = budgets[0].delta if budgets else DEFAULT_DELTA if own is None else own

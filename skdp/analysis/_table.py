@@ -306,8 +306,11 @@ class _Queries:
         if not isinstance(intervals, (bool, np.bool_)):
             raise TypeError(f"intervals must be a bool; got {intervals!r}.")
         plan, bounds, estimate = self._prepare(aggregates, epsilon, delta)
-        if table.budget is not None:
-            table.budget.charge(plan.curve, label=self._label(aggregates, plan))
+        from .._config import _resolve_budget  # budget=None: skdp.config_context's, at query time
+
+        budget = _resolve_budget(table.budget)
+        if budget is not None:
+            budget.charge(plan.curve, label=self._label(aggregates, plan))
         # Charged: from here on only the released values may shape what is returned.
         rng = table._rng
         key = int(rng.integers(2**63)) if table.privacy_unit is not None else 0

@@ -18,9 +18,9 @@ import os
 import numpy as np
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
-from sklearn.utils.parallel import Parallel, delayed
 
 from .._secure import SecureGenerator
+from ..utils._parallel import Parallel, delayed
 from ._params import _fill_missing, _nested_params, _quiet, _set_nested, _with_params
 from ._probe import _CurveRecorder
 

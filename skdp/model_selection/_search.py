@@ -120,7 +120,8 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
     def _accounting_delta(self):
         if self.delta is not None:
             return float(self.delta)
-        return self.budget.delta if self.budget is not None else DEFAULT_DELTA
+        budget = self._budget_in_force()
+        return budget.delta if budget is not None else DEFAULT_DELTA
 
     def _check_params(self):
         if not is_classifier(self.estimator):
@@ -462,10 +463,11 @@ _PARAMS_DOC = """
         Train the chosen candidate again on all the data (one more private
         fit, charged up front) rather than keeping the best run's model.
     budget : PrivacyBudget or None, default=None
-        The budget charged once for the whole search.
+        The budget charged once for the whole search. ``None``: the default
+        budget of :func:`skdp.config_context`, if one is in force.
     delta : float in [0, 1), default=None
-        δ at which ``epsilon_spent_`` is reported; ``None`` is the budget's δ,
-        or 1e-5 without a budget.
+        δ at which ``epsilon_spent_`` is reported; ``None`` is the budget's δ
+        (or the default budget's), or 1e-5 without a budget.
     n_jobs : int, default=None
         Runs in parallel through joblib (any backend).
     random_state : int, numpy Generator or None, default=None

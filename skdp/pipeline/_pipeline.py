@@ -11,6 +11,7 @@ from scipy.sparse import csr_matrix, issparse
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
+from .. import _config
 from .._base import DPEstimatorMixin
 from .._cost import _ignore_unknown_categories, _placeholder_target
 from .._unsupported import refuse_unsupported
@@ -80,7 +81,9 @@ class DPPipeline(Pipeline):
     4. the steps are fitted, each drawing on that reservation.
 
     All the private steps must share one budget (or have ``budget=None``:
-    they are then not charged, as in a plain ``Pipeline``). Everything else
+    they then share the default budget of :func:`skdp.config_context` when
+    one is in force, and are not charged without it, as in a plain
+    ``Pipeline``). Everything else
     is scikit-learn's ``Pipeline``: it clones, pickles and runs inside
     ``GridSearchCV`` and ``cross_val_score``, where each fit is one charge.
 
@@ -147,11 +150,12 @@ class DPPipeline(Pipeline):
         # (4) the steps fit against the reservation, then get their budget back,
         # also the fitted copies a ColumnTransformer keeps in transformers_.
         prepaid = _Prepaid(curve)
+        given = {k: v for k, v in self.get_params(deep=True).items() if k in keys}
         self.set_params(**{k: prepaid for k in keys})
         try:
             super().fit(X, y, **params)
         finally:
-            self.set_params(**{k: budget for k in keys})
+            self.set_params(**given)
             _sync_fitted_copies(self)
         return self
 
@@ -164,8 +168,19 @@ class DPPipeline(Pipeline):
         return self.fit(X, y, **params).predict(X)
 
     def _budget_keys(self):
-        """The parameter keys holding the budget, and that budget (one for all steps)."""
-        held = {k: b for k, b in _nested_params(self, "budget").items() if b is not None}
+        """The parameter keys holding the budget, and that budget (one for all steps).
+
+        A private step given no ``budget`` holds the default budget of
+        :func:`skdp.config_context` when one is in force for it.
+        """
+        params = self.get_params(deep=True)
+        held = {}
+        for key, budget in _nested_params(self, "budget").items():
+            if budget is None:
+                owner = params.get(key.rpartition("__")[0]) if "__" in key else self
+                budget = _config._default_budget(owner)
+            if budget is not None:
+                held[key] = budget
         budgets = {id(b): b for b in held.values()}
         if len(budgets) > 1:
             raise ValueError(

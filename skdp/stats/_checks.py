@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import _config
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
 
 __all__ = []  # internal
@@ -120,7 +121,12 @@ def _check_quantiles(q):
 
 
 def _charge(budget, curve, name, epsilon, delta, n_outputs, secure):
-    """Charge ``budget`` (if any) once with the call's ``curve``, labelled by its parameters."""
+    """Charge ``budget`` once with the call's ``curve``, labelled by its parameters.
+
+    Without a ``budget``, the default budget of :func:`skdp.config_context`
+    (if one is in force); without either, nothing is charged.
+    """
+    budget = _config._resolve_budget(budget)
     if budget is not None:
         budget.charge(
             curve,

@@ -27,7 +27,9 @@ bounds : (lower, upper)
     because that count would leak. Bounds must not be derived from the data.
 budget : skdp.PrivacyBudget, optional
     Charged once per call, before the data is read. A refused charge raises
-    :class:`~skdp.BudgetExceededError` and computes nothing.
+    :class:`~skdp.BudgetExceededError` and computes nothing. Without one,
+    the default budget of :func:`skdp.config_context` is charged, if one is
+    in force.
 random_state : None, int or numpy.random.Generator
     ``None`` draws OS entropy; a seed gives reproducible noise. With
     ``secure=True`` it must be ``None``.
