@@ -22,7 +22,7 @@ from ..accounting import epsilon_of as accounting_epsilon_of
 from ..accounting._bisect import largest_within
 from ..mechanisms import DiscreteGaussianMechanism, DiscreteLaplaceMechanism
 from ._params import _nested_params, _quiet
-from ._probe import _train_curve
+from ._probe import _ProbeCache, _train_curve
 
 # With a total epsilon and refit=True, the refit (the released model) gets a share of
 # the total alone, and the runs and their scores what is left in the composition: on the
@@ -104,6 +104,16 @@ def _count_noise_multiplier(epsilon, delta):
     return (1.0 + 1e-9) / (math.sqrt(2.0) * root_rho)  # a hair more noise: round-off stays below ε
 
 
+class _ExactCounts:
+    """The counts of a search at a total ``epsilon=inf``: exact, and not private at all."""
+
+    def randomise(self, value, *, random_state=None):
+        return int(value)
+
+    def privacy_curve(self, *, orders=None):
+        return RDPCurve.non_private(orders)
+
+
 class _SearchPlan:
     """The methods of a private search that plan its cost (a mixin of ``_BaseDPSearch``).
 
@@ -113,13 +123,24 @@ class _SearchPlan:
     the data.
     """
 
-    def _score_epsilon(self):
-        """ε of each run's noisy score: ``score_epsilon``, else 0.1, or a tenth of a total ε."""
+    def _given_total(self):
+        """The total ε given as a number (inf included), else None (``"auto"`` or None)."""
+        epsilon = self.epsilon
+        return None if epsilon is None or isinstance(epsilon, str) else float(epsilon)
+
+    def _score_epsilon(self, total=None):
+        """ε of each run's noisy score: ``score_epsilon``, else 0.1, or a tenth of a total ε.
+
+        ``total``: the search's total ε (``"auto"`` resolved); None reads a
+        number given as ``epsilon``.
+        """
+        if total is None:
+            total = self._given_total()
         if self.score_epsilon is not None:
             return float(self.score_epsilon)
-        return 0.1 if self.epsilon is None else _SCORE_SHARE * float(self.epsilon)
+        return 0.1 if total is None else _SCORE_SHARE * float(total)
 
-    def _score_mechanism(self):
+    def _score_mechanism(self, total=None):
         """The noise of every count the search releases (each run's correct predictions, the validation size).
 
         Counts of sensitivity 1 under add/remove. With ``score_epsilon`` given,
@@ -131,48 +152,80 @@ class _SearchPlan:
         (:func:`_count_noise_multiplier`). A pure ε/10-DP count has an RDP
         curve of about α(ε/10)²/2, some 2·log(1/δ) times (23 at δ = 1e-5)
         that of the Gaussian count: at a small total ε, Laplace counts cost a
-        run many times its training.
+        run many times its training. At a total of ε = ∞, exact counts.
         """
+        if total is None:
+            total = self._given_total()
+        if total == math.inf:
+            return _ExactCounts()
         delta = self._accounting_delta()
-        if self.score_epsilon is not None or self.epsilon is None or delta == 0:
-            return DiscreteLaplaceMechanism(self._score_epsilon())
+        if self.score_epsilon is not None or total is None or delta == 0:
+            return DiscreteLaplaceMechanism(self._score_epsilon(total))
         return _EventfulDiscreteGaussian(
-            noise_multiplier=_count_noise_multiplier(self._score_epsilon(), delta))
+            noise_multiplier=_count_noise_multiplier(self._score_epsilon(total), delta))
 
     def _search_curve(self, candidates, X, y, n_train, n, distribution, score_curve, *,
-                      refit_candidates=None):
+                      refit_candidates=None, cache=None):
         """The whole search's curve, each run's training curve and the refit's curve.
 
         The refit trains one of ``refit_candidates`` (default: ``candidates``).
-        Every curve is probed on placeholders of the parts' sizes.
+        Every curve is probed on placeholders of the parts' sizes (through
+        ``cache``, a :class:`~._probe._ProbeCache`, when given).
         """
-        verbose, start = self._check_verbose() > 1, time.perf_counter()
-        train_curves = []
-        for i, p in enumerate(candidates):
-            with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
-                train_curves.append(_train_curve(self.estimator, p, X, y, n_train))
-            if verbose:  # before the charge: public parameters and the time only
-                print(f"[{type(self).__name__}] planned candidate {i + 1}/{len(candidates)} "
-                      f"{p}, {time.perf_counter() - start:.2f} s", flush=True)
-        run_curve = _curve_max([c + score_curve for c in train_curves])
-        total = private_selection_rdp(run_curve, distribution)
-        # The noisy size of the validation part, released once to turn the
-        # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
-        total = total + score_curve
+        cache = _ProbeCache(X) if cache is None else cache
+        train_curves = [self._probe_curve(cache, p, y, n_train, i, len(candidates))
+                        for i, p in enumerate(candidates)]
+        total = self._selection_curve(train_curves, distribution, score_curve)
         refit_curve = None
         if self.refit:
-            with _quiet():
-                refit_curve = self._refit_curve(
-                    candidates if refit_candidates is None else refit_candidates, X, y, n)
+            refit_curve = self._refit_curve(
+                candidates if refit_candidates is None else refit_candidates, X, y, n, cache)
             total = total + refit_curve
         return total, train_curves, refit_curve
 
-    def _refit_curve(self, candidates, X, y, n):
-        """The refit's curve: the largest of the candidates' (the best one is not public)."""
-        with _quiet():
-            return _curve_max([_train_curve(self.estimator, p, X, y, n) for p in candidates])
+    @staticmethod
+    def _selection_curve(train_curves, distribution, score_curve):
+        """The runs' selection (Papernot & Steinke 2022, Thms. 2 and 6) and the validation size's count."""
+        run_curve = _curve_max([c + score_curve for c in train_curves])
+        # The noisy size of the validation part, released once to turn the
+        # best noisy count into an accuracy: score_epsilon-DP (count, sensitivity 1).
+        return private_selection_rdp(run_curve, distribution) + score_curve
 
-    def _candidates_within_epsilon(self, candidates, sizes):
+    def _refit_curve(self, candidates, X, y, n, cache=None):
+        """The refit's curve: the largest of the candidates' (the best one is not public)."""
+        cache = _ProbeCache(X) if cache is None else cache
+        return _curve_max([self._probe_curve(cache, p, y, n) for p in candidates])
+
+    def _probe_curve(self, cache, params, y, n, index=None, count=None):
+        """A candidate's curve on ``n`` placeholder rows, probed once per search (``cache``)."""
+        found = cache.curve_of(params, n)
+        if found is not None:
+            return found
+        with _quiet():  # the probes' warnings (e.g. classes=None) repeat the search's own
+            curve = _train_curve(self.estimator, params, cache.X_like, y, n, cache)
+        cache.keep_curve(params, n, curve)
+        if index is not None and self._check_verbose() > 1:
+            # before the charge: public parameters and the time only
+            print(f"[{type(self).__name__}] planned candidate {index + 1}/{count} {params}, "
+                  f"{time.perf_counter() - cache.start:.2f} s", flush=True)
+        return curve
+
+    def _own_epsilon(self, candidates, X, y, n, cache):
+        """``epsilon="auto"``: what fitting the estimator once costs, the largest over the candidates.
+
+        Each candidate as the grid gives it (its steps' own ``epsilon``),
+        probed on ``n`` placeholder rows and converted to ε at the accounting
+        δ as the plan converts the whole search: only public inputs.
+        """
+        delta = self._accounting_delta()
+        worst = 0.0
+        for p in candidates:
+            curve = self._probe_curve(cache, p, y, n)
+            worst = max(worst, accounting_epsilon_of(curve, delta) if curve.delta <= delta
+                        else math.inf)
+        return worst
+
+    def _candidates_within_epsilon(self, candidates, sizes, target=None, cache=None):
         """The runs' and the refit's candidates, their steps' ``epsilon`` scaled to the total.
 
         The steps' own ``epsilon`` values set how a run's ε is shared among
@@ -184,22 +237,15 @@ class _SearchPlan:
         factor (to 0.01%) for which the whole search, refit included, costs at
         most ``epsilon`` at the accounting δ. Without ``refit`` the runs' factor
         alone is searched. Only public inputs enter: the parameters and the
-        parts' sizes.
+        parts' sizes. ``target`` is the total (``epsilon`` by default); each
+        candidate is probed once per factor tried (``cache``).
         """
-        keys = _nested_params(self.estimator, "epsilon")
-        if not keys:
-            raise ValueError(f"{type(self.estimator).__name__} has no `epsilon` parameter to "
-                             "set from the search's total epsilon.")
-        in_grid = sorted({k for p in candidates for k in p if k in keys})
-        if in_grid:
-            raise ValueError(f"With a total epsilon, the search sets {in_grid} itself; take "
-                             "them out of the candidates, or pass epsilon=None.")
-        for key, value in keys.items():
-            if value is None or not 0 < float(value) < math.inf:
-                raise ValueError(f"With a total epsilon, every step's epsilon sets its share "
-                                 f"and must be finite and > 0; {key}={value!r}.")
-        target, delta = float(self.epsilon), self._accounting_delta()
-        X, y, _, n = sizes[:4]
+        keys = self._epsilon_keys(candidates)
+        target = float(self.epsilon) if target is None else float(target)
+        delta = self._accounting_delta()
+        X, y, n_train, n, distribution, score_curve = sizes
+        cache = _ProbeCache(X) if cache is None else cache
+        verbose, name = self._check_verbose(), type(self).__name__
 
         def scaled(t):
             return [{**{k: t * float(v) for k, v in keys.items()}, **p} for p in candidates]
@@ -216,26 +262,36 @@ class _SearchPlan:
             except ValueError:
                 return math.inf
 
-        def cost(t, refit):  # refit=None: the refit is scaled with the runs
-            return epsilon_of(lambda: self._search_curve(scaled(t), *sizes,
-                                                         refit_candidates=refit)[0])
+        def refit_curve_at(t):
+            return _curve_max([self._probe_curve(cache, p, y, n) for p in scaled(t)])
 
-        def refit_cost(t):
-            return epsilon_of(lambda: self._refit_curve(scaled(t), X, y, n))
+        def cost(t, t_refit):  # t_refit=None: the refit is scaled with the runs
+            def curve():
+                train = [self._probe_curve(cache, p, y, n_train) for p in scaled(t)]
+                total = self._selection_curve(train, distribution, score_curve)
+                if self.refit:
+                    total = total + refit_curve_at(t if t_refit is None else t_refit)
+                return total
+            return epsilon_of(curve)
 
         def refit_at(share):
-            """The refit's candidates at ``share`` of the total, or None if runs of a tenth of its ε do not fit beside it."""
-            t_refit = _largest_factor(refit_cost, share * target)
-            fits = cost(_RUNS_FACTOR_MIN * t_refit, scaled(t_refit)) <= target
-            return scaled(t_refit) if fits else None
+            """The refit's factor at ``share`` of the total, or None if runs of a tenth of its ε do not fit beside it."""
+            t_refit = _largest_factor(lambda t: epsilon_of(lambda: refit_curve_at(t)),
+                                      share * target)
+            fits = cost(_RUNS_FACTOR_MIN * t_refit, t_refit) <= target
+            if verbose:  # public: the share tried, and the time
+                print(f"[{name}] planning: the refit at {share:.3g} of epsilon="
+                      f"{target:.4g} {'leaves' if fits else 'leaves no'} room for the runs, "
+                      f"{time.perf_counter() - cache.start:.2f} s", flush=True)
+            return t_refit if fits else None
 
-        refit, high = None, None
+        t_refit, high = None, None
         for share in REFIT_SHARES if self.refit else ():
-            refit = refit_at(share)
-            if refit is not None:
+            t_refit = refit_at(share)
+            if t_refit is not None:
                 break
             high = share
-        if refit is not None and high is not None:
+        if t_refit is not None and high is not None:
             # the room beside the refit shrinks as its share grows: bisect between the
             # first share that fits and the one above it
             low = share
@@ -245,13 +301,43 @@ class _SearchPlan:
                 if found is None:
                     high = middle
                 else:
-                    low, refit = middle, found
-        runs = scaled(_largest_factor(lambda t: cost(t, refit), target))
-        return runs, runs if refit is None else refit
+                    low, t_refit = middle, found
+        t_runs = _largest_factor(lambda t: cost(t, t_refit), target)
+        runs = scaled(t_runs)
+        if verbose:
+            print(f"[{name}] planning: the runs' epsilon scaled by {t_runs:.4g} to fit "
+                  f"epsilon={target:.4g}, {time.perf_counter() - cache.start:.2f} s", flush=True)
+        return runs, runs if t_refit is None else scaled(t_refit)
 
-    def _search_label(self, n_candidates, distribution):
-        scores = f"score_epsilon={self._score_epsilon():g}"
-        if not isinstance(self._score_mechanism(), DiscreteLaplaceMechanism):
+    def _epsilon_keys(self, candidates, allow_inf=False):
+        """The steps' (nested) ``epsilon`` keys that a total ε scales, checked before any probe."""
+        keys = _nested_params(self.estimator, "epsilon")
+        auto = isinstance(self.epsilon, str)
+        given = "epsilon='auto' (the default)" if auto else "a total epsilon"
+        if not keys:
+            raise ValueError(f"{type(self.estimator).__name__} has no `epsilon` parameter to "
+                             f"set from the search's total epsilon ({given}); pass "
+                             "epsilon=None to let each run spend what its candidate says.")
+        in_grid = sorted({k for p in candidates for k in p if k in keys})
+        if in_grid:
+            raise ValueError(f"With {given}, the search sets {in_grid} itself; take "
+                             "them out of the candidates, or pass epsilon=None (each run then "
+                             "spends its candidate's epsilon; skdp.privacy_cost reads the "
+                             "total before the fit).")
+        for key, value in keys.items():
+            finite = value is not None and 0 < float(value) < math.inf
+            if not (finite or (allow_inf and value is not None and float(value) == math.inf)):
+                raise ValueError(f"With {given}, every step's epsilon sets its share "
+                                 f"and must be finite and > 0; {key}={value!r}.")
+        return keys
+
+    def _search_label(self, n_candidates, distribution, total=None):
+        if total == math.inf:
+            return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} "
+                    "candidates, epsilon=inf: not private, each candidate run once, exact "
+                    f"scores, refit={self.refit})")
+        scores = f"score_epsilon={self._score_epsilon(total):g}"
+        if not isinstance(self._score_mechanism(total), DiscreteLaplaceMechanism):
             scores += f" at delta={self._accounting_delta():g} (discrete Gaussian)"
         return (f"{type(self).__name__}({type(self.estimator).__name__}, {n_candidates} candidates, "
                 f"K~{distribution._describe()}, {scores}, refit={self.refit})")

@@ -12,6 +12,7 @@ do :func:`skdp.privacy_cost` and :class:`skdp.pipeline.DPPipeline`.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from sklearn.pipeline import Pipeline
@@ -122,7 +123,79 @@ def _placeholder_y(estimator, y, n):
     return np.resize(np.asarray(classes), n)
 
 
-def _probe(estimator, X, y, recorder):
+class _ProbeCache:
+    """What the probes of one search share: placeholders, and the public steps' output on them.
+
+    A search probes its candidates many times (each candidate at each scale
+    of its ``epsilon`` tried by the plan). The placeholders of ``n`` rows are
+    the same each time, and so is the output of a Pipeline's leading public
+    steps (they learn nothing, and carry no ``budget``) when their parameters
+    are the same: transforming 32,561 placeholder rows of Adult through its
+    one-hot encoders took most of the plan's time. Every output is handed
+    out as a copy, so that no step can change what the next probe gets.
+    """
+
+    def __init__(self, X_like):
+        self.X_like = X_like
+        self.start = time.perf_counter()
+        self._placeholders = {}
+        self._outputs = {}
+        self._curves = {}
+
+    def curve_of(self, params, n):
+        """The curve of the candidate ``params`` on ``n`` rows, if it was probed: else None."""
+        return self._curves.get((n, _signature(params)))
+
+    def keep_curve(self, params, n, curve):
+        self._curves[(n, _signature(params))] = curve
+
+    def placeholder_X(self, n):
+        if n not in self._placeholders:
+            self._placeholders[n] = _placeholder_X(self.X_like, n)
+        return _copy(self._placeholders[n])
+
+    def transformed(self, key, step, X, y):
+        """``step.fit_transform(X, y)``, or its output for the same key before; and its key."""
+        key = (key, _signature(step))
+        if key not in self._outputs:
+            self._outputs[key] = step.fit_transform(X, y)
+        return _copy(self._outputs[key]), key
+
+
+def _copy(X):
+    return X.copy() if hasattr(X, "copy") else X
+
+
+def _signature(value):
+    """A hashable picture of ``value`` (an estimator's class and parameters, recursively).
+
+    Two values with the same signature configure a step alike. Values that it
+    cannot picture by content (functions, other objects) are pictured by
+    identity: a cache miss at worst, never a wrong hit.
+    """
+    if hasattr(value, "get_params") and not isinstance(value, type):
+        return (type(value), tuple(sorted((k, _signature(v))
+                                          for k, v in value.get_params(deep=False).items())))
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_signature(v) for v in value))
+    if isinstance(value, dict):
+        return (dict, tuple(sorted((repr(k), _signature(v)) for k, v in value.items())))
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "O":
+            return (np.ndarray, tuple(_signature(v) for v in value.ravel()), value.shape)
+        return (np.ndarray, value.dtype.str, value.shape, value.tobytes())
+    if value is None or isinstance(value, (str, bytes, bool, int, float, complex, np.generic)):
+        return (type(value), value)
+    return ("id", id(value))
+
+
+def _is_public_step(step):
+    """A step that carries no ``budget`` anywhere: it learns nothing private (checked before)."""
+    return hasattr(step, "get_params") and not _is_private(step) and not any(
+        k == "budget" or k.endswith("__budget") for k in step.get_params(deep=True))
+
+
+def _probe(estimator, X, y, recorder, cache=None, key=None):
     """Record the curves that fitting ``estimator`` on (X, y) charges.
 
     ``X`` and ``y`` are placeholders (see :func:`_placeholder_X`): a
@@ -130,7 +203,9 @@ def _probe(estimator, X, y, recorder):
     The leading steps of a Pipeline fit on the placeholders (skdp steps
     record their curve; allowed public steps learn nothing); the last step,
     or a lone skdp estimator, stops at its charge; a ColumnTransformer is
-    fitted in full (each skdp part records its curve).
+    fitted in full (each skdp part records its curve). With a
+    :class:`_ProbeCache` (and ``key`` naming ``X`` in it), the output of
+    leading public steps is reused from an earlier probe with the same steps.
     """
     if isinstance(estimator, Pipeline):
         Xt = X
@@ -138,10 +213,14 @@ def _probe(estimator, X, y, recorder):
             if step is None or step == "passthrough":
                 continue
             recorder.stop = False
+            if cache is not None and key is not None and _is_public_step(step):
+                Xt, key = cache.transformed(key, step, Xt, y)
+                continue
+            key = None  # behind a private step, nothing is reused
             Xt = step.fit_transform(Xt, y)
         last = estimator.steps[-1][1]
         if last is not None and last != "passthrough":
-            _probe(last, Xt, y, recorder)
+            _probe(last, Xt, y, recorder, cache, key)
         return
     # An skdp estimator (or a private search) charges once: it stops there. A
     # ColumnTransformer may hold several skdp parts: it is fitted in full.
@@ -154,11 +233,13 @@ def _probe(estimator, X, y, recorder):
         recorder.stop = False
 
 
-def _train_curve(estimator, params, X_like, y_like, n):
+def _train_curve(estimator, params, X_like, y_like, n, cache=None):
     """The curve that fitting a candidate on ``n`` rows like (X, y) charges.
 
     Probes on placeholders of ``n`` rows: no value of ``X`` or ``y`` is read
     (except the label set of ``y`` when the classifier has no ``classes``).
+    A :class:`_ProbeCache` for ``X_like`` shares placeholders and public
+    steps' outputs among the probes of one search.
     """
     candidate = _with_params(estimator, params)
     recorder = _CurveRecorder()
@@ -173,7 +254,12 @@ def _train_curve(estimator, params, X_like, y_like, n):
             value.set_params(handle_unknown="ignore")
     if isinstance(candidate, OneHotEncoder):  # pragma: no cover - never a classifier
         candidate.set_params(handle_unknown="ignore")
-    _probe(candidate, _placeholder_X(X_like, n), _placeholder_y(candidate, y_like, n), recorder)
+    y_like_n = _placeholder_y(candidate, y_like, n)
+    if cache is None:
+        _probe(candidate, _placeholder_X(X_like, n), y_like_n, recorder)
+    else:  # the key names the placeholders (n rows) and the labels' placeholder
+        key = ("X", n, _signature(y_like_n))
+        _probe(candidate, cache.placeholder_X(n), y_like_n, recorder, cache, key)
     if not recorder.curves:
         raise ValueError(
             f"Fitting the candidate {params!r} charged nothing: every step that learns "

@@ -26,7 +26,7 @@ from ._probe import _CurveRecorder
 
 
 def _best_run(estimator, candidates, train_curves, n_runs, X, y, train_idx, val_idx, counts,
-              labels, rng, *, secure, n_jobs):
+              labels, rng, *, secure, n_jobs, picks=None):
     """The runs: ``n_runs`` candidates drawn at random, each trained and scored; the best.
 
     Each run draws its candidate uniformly at random from ``candidates`` and
@@ -39,7 +39,8 @@ def _best_run(estimator, candidates, train_curves, n_runs, X, y, train_idx, val_
     y_arr = np.asarray(y)
     X_train, y_train = _take(X, train_idx), y_arr[train_idx]
     X_val, y_val = _take(X, val_idx), y_arr[val_idx]
-    picks = rng.integers(len(candidates), size=n_runs)
+    if picks is None:  # given only at a total epsilon=inf: every candidate once
+        picks = rng.integers(len(candidates), size=n_runs)
     seeds = [None] * n_runs if secure else rng.integers(2**62, size=n_runs)
     with _quiet():  # no run's warning is shown: their number would reveal K
         results = Parallel(n_jobs=n_jobs)(

@@ -38,7 +38,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
-from ..accounting import run_count_distribution
+from ..accounting import RDPCurve, run_count_distribution
 from ..budget import PrivacyBudget
 from ..utils import DEFAULT_DELTA, check_budget, check_epsilon
 from ._checks import (
@@ -51,7 +51,7 @@ from ._checks import (
 )
 from ._params import _quiet, _with_params
 from ._plan import _SearchPlan
-from ._probe import _n_samples
+from ._probe import _n_samples, _ProbeCache
 from ._runs import _best_run, _private_fit
 
 if TYPE_CHECKING:
@@ -127,8 +127,12 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
         if not is_classifier(self.estimator):
             raise ValueError("The private search scores classifiers by noisy accuracy; "
                              f"{type(self.estimator).__name__} is not a classifier.")
-        if self.epsilon is not None:
-            check_epsilon(self.epsilon, allow_inf=False)
+        if isinstance(self.epsilon, str):
+            if self.epsilon != "auto":
+                raise ValueError(f"epsilon must be 'auto', a float > 0 or None; got "
+                                 f"{self.epsilon!r}.")
+        elif self.epsilon is not None:
+            check_epsilon(self.epsilon)
         if self.score_epsilon is not None:
             check_epsilon(self.score_epsilon, name="score_epsilon", allow_inf=False)
         if self.n_runs_distribution not in _DISTRIBUTIONS:
@@ -213,16 +217,28 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
 
         # (2) the curve of the whole search, from the parameters and shapes:
         # candidates are probed on placeholders of the parts' sizes.
-        score_curve = self._score_mechanism().privacy_curve()
-        sizes = (X, y, train_idx.size, n, distribution, score_curve)
+        cache = _ProbeCache(X)
+        total_epsilon = self._total_epsilon(candidates, X, y, n, cache)
         refit_candidates = candidates
-        if self.epsilon is not None:
-            candidates, refit_candidates = self._candidates_within_epsilon(candidates, sizes)
-        total, train_curves, refit_curve = self._search_curve(
-            candidates, *sizes, refit_candidates=refit_candidates)
+        if total_epsilon == math.inf:
+            # Not private: every step at epsilon=inf, each candidate run once, exact counts.
+            candidates = refit_candidates = self._at_infinity(candidates)
+            n_runs = len(candidates)
+            train_curves = [RDPCurve.non_private()] * n_runs
+            refit_curve = RDPCurve.non_private() if self.refit else None
+            total = RDPCurve.non_private()
+        else:
+            score_curve = self._score_mechanism(total_epsilon).privacy_curve()
+            sizes = (X, y, train_idx.size, n, distribution, score_curve)
+            if total_epsilon is not None:
+                candidates, refit_candidates = self._candidates_within_epsilon(
+                    candidates, sizes, total_epsilon, cache)
+            total, train_curves, refit_curve = self._search_curve(
+                candidates, *sizes, refit_candidates=refit_candidates, cache=cache)
 
         # (3) charge once, whatever K is.
-        self._charge_budget(total, label=self._search_label(len(candidates), distribution))
+        self._charge_budget(total, label=self._search_label(len(candidates), distribution,
+                                                            total_epsilon))
         if verbose:
             print(f"[{type(self).__name__}] charged epsilon={self.epsilon_spent_:.4g}, "
                   f"delta={self.delta_spent_:.3g} for {len(candidates)} candidates; "
@@ -252,7 +268,7 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
         # generic error, raised outside the handler (no chain, no context).
         try:
             self._select(X, y, rng, candidates, n_runs, train_idx, val_idx, train_curves,
-                         refit_curve, labels, refit_candidates)
+                         refit_curve, labels, refit_candidates, total_epsilon)
         except Exception:
             pass
         else:
@@ -270,14 +286,42 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
             "value of the data. Fit one candidate alone on public or made-up rows of the "
             "same schema to see it.")
 
+    def _total_epsilon(self, candidates, X, y, n, cache):
+        """The search's total ε: ``epsilon`` (a number), the estimator's own (``"auto"``), or None.
+
+        ``"auto"`` is what one fit of the estimator costs at the accounting δ
+        (the largest over the candidates, each as the grid gives it, on the
+        data's size): only the parameters and the public sizes are read.
+        """
+        if not isinstance(self.epsilon, str):
+            return self._given_total()
+        keys = self._epsilon_keys(candidates, allow_inf=True)
+        if any(float(v) == math.inf for v in keys.values()):
+            return math.inf
+        own = self._own_epsilon(candidates, X, y, n, cache)
+        if self._check_verbose():
+            print(f"[{type(self).__name__}] planning: epsilon='auto' is the estimator's own, "
+                  f"{own:.4g} at delta={self._accounting_delta():g}, "
+                  f"{time.perf_counter() - cache.start:.2f} s", flush=True)
+        return own
+
+    def _at_infinity(self, candidates):
+        """The candidates with every private step's ``epsilon`` set to inf (a total ε = ∞)."""
+        keys = self._epsilon_keys(candidates, allow_inf=True)
+        return [{**dict.fromkeys(keys, math.inf), **p} for p in candidates]
+
     def _select(self, X, y, rng, candidates, n_runs, train_idx, val_idx, train_curves,
-                refit_curve, labels, refit_candidates):
-        """Step (4) of ``fit`` with K >= 1: the runs, the choice of the best, the refit."""
+                refit_curve, labels, refit_candidates, total_epsilon=None):
+        """Step (4) of ``fit`` with K >= 1: the runs, the choice of the best, the refit.
+
+        At a total ε = ∞ each candidate runs once, in order, with exact counts.
+        """
         self.candidates_ = [dict(p) for p in candidates]
-        counts = self._score_mechanism()  # the noise of every count released
+        counts = self._score_mechanism(total_epsilon)  # the noise of every count released
+        picks = np.arange(len(candidates)) if total_epsilon == math.inf else None
         best_index, best_count, best_model = _best_run(
             self.estimator, candidates, train_curves, n_runs, X, y, train_idx, val_idx, counts,
-            labels, rng, secure=self.secure, n_jobs=self.n_jobs)
+            labels, rng, secure=self.secure, n_jobs=self.n_jobs, picks=picks)
         noisy_n_val = int(counts.randomise(val_idx.size, random_state=rng))
         self.best_index_ = best_index
         self.best_params_ = dict(candidates[self.best_index_])
@@ -415,7 +459,7 @@ _PRIVACY_DOC = """
 """
 
 _PARAMS_DOC = """
-    epsilon : float > 0, default=None
+    epsilon : float > 0, "auto" or None, default=None
         The total ε of the whole search (its runs, their scores, the
         selection and the refit), at ``delta``. The search then sets the
         ``epsilon`` of every private step of each candidate itself: the
@@ -431,9 +475,18 @@ _PARAMS_DOC = """
         total ε so keeps most of it for the model it releases, and loses
         little to an untuned estimator at the same ε where the candidates
         differ little. ``best_params_`` shows the refit's values.
+        ``"auto"``: the total is the estimator's own ε, what fitting it once
+        costs at ``delta`` as its steps' ``epsilon`` say (the largest over
+        the candidates, on the data's size), so that the search spends no
+        more than one fit of its estimator would; the grid may then not set
+        an ``epsilon`` of a step. ``inf``: not private (every private step at
+        ``epsilon=inf``, each candidate run once on the training part and
+        scored by its exact count of correct predictions, the best refitted;
+        ``score_epsilon`` is not used): a hold-out search of the non-private
+        estimators; a budget with a finite cap refuses it before any run.
         ``None``: each run spends what its candidate's parameters say, and
-        the total follows (read it before fitting with
-        :func:`skdp.privacy_cost`).
+        the total follows. Whatever the value, :func:`skdp.privacy_cost`
+        reads the total before the fit.
     score_epsilon : float > 0, default=None
         ε of each run's noisy validation count, with discrete Laplace noise
         (pure DP). ``None``: with a total ``epsilon`` (and δ > 0), discrete
@@ -483,9 +536,11 @@ _PARAMS_DOC = """
         ``secure`` must have ``secure=True`` (checked before the charge); the
         runs get no seed. See :ref:`secure_randomness`.
     verbose : int, default=0
-        Print progress when > 0: the planning (public), the charge with the
-        time so far, and the released candidate with its noisy score; > 1
-        also each candidate as its cost is planned. Nothing tells how many
+        Print progress when > 0: the planning (public: with a total ε, each
+        share of it tried for the refit and the runs' scale, with the time),
+        the charge with the time so far, and the released candidate with its
+        noisy score; > 1 also each candidate as its cost is planned (once per
+        ε tried). Nothing tells how many
         runs were drawn (K is secret): no time is printed after the runs
         start, and the estimator's own ``verbose`` is set to 0 in every run.
 

@@ -1,5 +1,7 @@
 """scikit-learn's estimator checks for the private searches (a small skdp classifier inside)."""
 
+import math
+
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -19,6 +21,11 @@ EXPECTED_FAILED = {}
                        random_state=0),
         DPRandomizedSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [1.0, 2.0]},
                              n_candidates=2, n_runs_mean=2, random_state=0),
+        # at a total epsilon=inf: not private, each candidate run once with exact scores
+        DPGridSearchCV(DPLogisticRegression(), {"C": [1.0, 2.0]}, epsilon=math.inf,
+                       random_state=0),
+        DPRandomizedSearchCV(DPLogisticRegression(), {"C": [1.0, 2.0]}, n_candidates=2,
+                             epsilon=math.inf, random_state=0),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED,
 )

@@ -125,3 +125,34 @@ def test_with_a_total_epsilon_the_counts_are_gaussian_at_a_tenth_of_it(epsilon):
         assert type(laplace._score_mechanism()).__name__ == "DiscreteLaplaceMechanism"
     assert type(search.set_params(epsilon=1.0, delta=0.0)._score_mechanism()).__name__ \
         == "DiscreteLaplaceMechanism"
+
+
+def test_the_plan_probes_each_candidate_once_per_epsilon_and_size(monkeypatch):
+    # The plan tries many scales of the candidates' epsilon; each (candidate, scale, size)
+    # is probed once, and the public steps before the private ones transform the
+    # placeholder rows once per size (on Adult they took most of the plan's 13 s).
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdp.model_selection import _plan
+
+    X, y = _data()
+    probed, real = [], _plan._train_curve
+
+    def counting(estimator, params, X_like, y_like, n, cache=None):
+        probed.append((n, tuple(sorted(params.items()))))
+        return real(estimator, params, X_like, y_like, n, cache)
+
+    on_placeholders = []
+
+    def public(Z):
+        on_placeholders.append(len(Z)) if not np.any(Z) else None
+        return Z
+
+    monkeypatch.setattr(_plan, "_train_curve", counting)
+    pipe = make_pipeline(FunctionTransformer(public),
+                         DPGaussianNB(bounds=B, classes=[0, 1], epsilon=1.0))
+    search = DPGridSearchCV(pipe, {"dpgaussiannb__var_smoothing": [1e-9, 1e-2]}, epsilon=1.0,
+                            random_state=0).fit(X, y)
+    assert len(probed) == len(set(probed)) > 8
+    assert len(on_placeholders) == len(set(on_placeholders)) == 2  # the training part, all rows
+    assert 1.0 * (1 - 1e-2) <= search.epsilon_spent_ <= 1.0
