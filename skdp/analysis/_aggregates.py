@@ -59,7 +59,10 @@ import numpy as np
 
 __all__ = ["Aggregate", "quantile"]
 
-# Equal public bins of a quantile, from L to U (at most; see n_bins).
+# Equal public bins of a quantile, from L to U (at most; see n_bins). Finer bins bring the
+# mechanism closer to Smith's over the real line, but weigh against a value that many rows
+# share (an income of 0): 60 zeros among 200 incomes up to 100,000 gave their 0.1-quantile
+# (in the zero bin) 78 % of the time at 2**16 bins, 98 % at 4,096 (epsilon = 0.5, 400 draws).
 GRID_SIZE = 4096
 # The bins' counts of one quantile column take n_groups * n_bins int64 cells at most this many.
 _MAX_CELLS = 2**23
@@ -175,7 +178,8 @@ def n_bins(n_groups):
     """The number of bins of a quantile over ``n_groups`` groups (public).
 
     :data:`GRID_SIZE`, or fewer (at least 256) so that the counts of one
-    column stay within :data:`_MAX_CELLS` cells (64 MB).
+    column stay within :data:`_MAX_CELLS` cells (64 MB): 4,096 bins up to 2,048
+    groups.
     """
     return int(min(GRID_SIZE, max(256, _MAX_CELLS // max(n_groups, 1))))
 

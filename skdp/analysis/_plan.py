@@ -147,19 +147,20 @@ class Plan:
         eps, _ = self.budgets["quantiles"]
         return eps / (self.n_quantiles * self.max_groups)
 
-    def rank_error(self, alpha):
+    def rank_error(self, alpha, n_groups=None):
         """Rank error (rows) of a quantile exceeded with probability at most α.
 
-        The exponential mechanism's utility theorem over the grid (McSherry &
+        The exponential mechanism's utility theorem over the bins (McSherry &
         Talwar 2007, Thm. 8; Dwork & Roth 2014, Thm. 3.11): the loss exceeds
-        (2Δ/ε′)·(ln B + ln(1/α)) with probability at most α, Δ = R, for B bins
-        (the most there can be, :data:`~._aggregates.GRID_SIZE`, when the
+        (2Δ/ε′)·(ln B + ln(1/α)) with probability at most α, Δ = R, for the
+        B bins of ``n_groups`` groups (the most bins there can be when the
         number of groups is not known yet).
         """
-        from ._aggregates import GRID_SIZE
+        from ._aggregates import GRID_SIZE, n_bins
 
+        bins = GRID_SIZE if n_groups is None else n_bins(n_groups)
         return (2.0 * self.max_rows / self.quantile_epsilon) * (
-            math.log(GRID_SIZE) + math.log(1.0 / alpha))
+            math.log(bins) + math.log(1.0 / alpha))
 
 
 def noise_half_width(distribution, scale, alpha):

@@ -151,7 +151,7 @@ def small_groups(aggregates, noisy, noise, bounds, plan, alpha, n_groups):
         lower_b, upper_b = bounds[column]
         if agg.kind == "quantile":
             n = noisy[(column, "n")]
-            flags |= plan.rank_error(alpha) > SMALL_SHARE * np.maximum(n, 0.0)
+            flags |= plan.rank_error(alpha, n_groups) > SMALL_SHARE * np.maximum(n, 0.0)
             continue
         mean = Aggregate("mean")
         lower, upper = interval(mean, column, noisy, noise, bounds, alpha, n_groups)

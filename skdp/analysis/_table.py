@@ -218,7 +218,9 @@ class _Queries:
                 names.append(f"{column} {agg.label} (rank, rows)")
                 kinds.append("exponential mechanism")
                 stds.append(math.nan)
-                widths.append(plan.rank_error(alpha) if plan.epsilon < math.inf else 0.0)
+                n_groups = len(self._keys) if self._keys is not None else None
+                widths.append(plan.rank_error(alpha, n_groups)
+                              if plan.epsilon < math.inf else 0.0)
         if plan.n_bounds:
             eps, d = plan.budgets["bounds"]
             dist, scale = plan.bounds_noise(eps, d)
