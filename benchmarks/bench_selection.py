@@ -60,8 +60,9 @@ def run(law, eta):
                                      classes=[0, 1])),
     ])
     budget = PrivacyBudget(epsilon=10.0, delta=DELTA)
-    search = DPRandomizedSearchCV(pipe, {"clf__C": loguniform(1e-2, 1e2)}, n_candidates=10,
-                                  score_epsilon=SCORE_EPSILON, n_runs_mean=10,
+    # epsilon=None: each run spends RUN_EPSILON, as the composition it is compared with
+    search = DPRandomizedSearchCV(pipe, {"clf__C": loguniform(1e-2, 1e2)}, epsilon=None,
+                                  n_candidates=10, score_epsilon=SCORE_EPSILON, n_runs_mean=10,
                                   n_runs_distribution=law, eta=eta, refit=False,
                                   budget=budget, random_state=0)
     t0 = time.perf_counter()

@@ -119,6 +119,7 @@ def main(n_train=None, n_test=None, *, epsilon=1.0, n_runs_mean=5, random_state=
     search = DPGridSearchCV(
         build_pipeline(adult_schema()),
         candidates(),
+        epsilon=None,  # each run spends its candidate's split of RUN_EPSILON
         score_epsilon=SCORE_EPSILON,
         n_runs_mean=n_runs_mean,
         budget=budget,

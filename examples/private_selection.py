@@ -47,7 +47,7 @@ def main(n_train=None, n_test=None, *, run_epsilon=0.5, score_epsilon=0.1, n_can
     ])
     budget = PrivacyBudget(epsilon=10.0, delta=DELTA)
     search = DPRandomizedSearchCV(
-        pipe, {"classifier__C": loguniform(1e-2, 1e2)}, n_candidates=n_candidates,
+        pipe, {"classifier__C": loguniform(1e-2, 1e2)}, epsilon=None, n_candidates=n_candidates,
         score_epsilon=score_epsilon, n_runs_mean=n_runs_mean, refit=False,
         budget=budget, random_state=random_state,
     ).fit(X, y)

@@ -65,9 +65,11 @@ CASES = [
     ("DPKBinsDiscretizer", DPKBinsDiscretizer(bounds=B, random_state=0), None),
     ("DPHistogramTransformer", DPHistogramTransformer(bounds=B, random_state=0), None),
     ("DPSimpleImputer", DPSimpleImputer(bounds=B, random_state=0), None),
-    ("DPGridSearchCV", DPGridSearchCV(_nb(), {"var_smoothing": [1e-9, 1e-3]}, n_runs_mean=2.0,
+    ("DPGridSearchCV", DPGridSearchCV(_nb(), {"var_smoothing": [1e-9, 1e-3]}, epsilon=None,
+                                      n_runs_mean=2.0,
                                       random_state=0), Y_CLASS),
     ("DPRandomizedSearchCV", DPRandomizedSearchCV(_nb(), {"var_smoothing": [1e-9, 1e-3]},
+                                                  epsilon=None,
                                                   n_iter=2, n_runs_mean=2.0, random_state=0),
      Y_CLASS),
     ("DPHistGradientBoostingClassifier", DPHistGradientBoostingClassifier(

@@ -60,7 +60,8 @@ def test_the_cost_of_a_search_is_its_one_charge():
     X, y = _data(2000)
     budget = PrivacyBudget(100.0, 1e-5)
     search = DPGridSearchCV(DPGaussianNB(bounds=B, classes=[0, 1], epsilon=0.5),
-                            {"var_smoothing": [1e-9, 1e-3]}, budget=budget, random_state=0)
+                            {"var_smoothing": [1e-9, 1e-3]}, epsilon=None,
+                            budget=budget, random_state=0)
     cost = privacy_cost(search, X, y)
     assert len(budget) == 0
     search.fit(X, y)

@@ -152,6 +152,7 @@ def _small(name):
         kw["param_grid" if "param_grid" in params else "param_distributions"] = {
             "epsilon": [0.5, 1.0]}
         kw["n_runs_mean"] = 2.0  # few runs: a fast test
+        kw["epsilon"] = None  # each run spends its candidate's epsilon
     if "noise_multiplier" in params:
         kw.update(noise_multiplier=1.0, epsilon=None)  # DP-SGD without its calibration
     if name == "DPMinMaxScaler":
@@ -252,10 +253,10 @@ def test_secure_search_needs_secure_steps_before_any_charge():
     budget = PrivacyBudget(100.0, 1e-5)
     nb = DPGaussianNB(bounds=(0, 1), classes=[0, 1])
     with pytest.raises(ValueError, match="needs secure=True in its estimator"):
-        DPGridSearchCV(nb, {"epsilon": [1.0]}, secure=True, budget=budget).fit(X, Y)
+        DPGridSearchCV(nb, {"epsilon": [1.0]}, epsilon=None, secure=True, budget=budget).fit(X, Y)
     grid = {"epsilon": [1.0], "secure": [True, False]}
     with pytest.raises(ValueError, match="needs secure=True in its estimator"):
-        DPGridSearchCV(nb, grid, secure=True, budget=budget).fit(X, Y)
+        DPGridSearchCV(nb, grid, epsilon=None, secure=True, budget=budget).fit(X, Y)
     assert len(budget) == 0
 
 
@@ -270,7 +271,8 @@ def test_seeded_search_leaves_secure_steps_unseeded():
                          DPGaussianNB(bounds=(-5, 5), classes=[0, 1]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, n_runs_mean=2.0,
+        search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, epsilon=None,
+                                n_runs_mean=2.0,
                                 random_state=0).fit(X, Y)
     assert search.best_estimator_ is None or search.best_estimator_.score(X, Y) > 0.5
 

@@ -119,7 +119,7 @@ def test_a_pipeline_and_a_search_pass_the_refusal_on():
     with pytest.raises(ValueError, match="^DPGaussianNB does not take warm_start: "):
         pipe.set_params(dpgaussiannb__warm_start=True)
     search = DPGridSearchCV(DPGaussianNB(bounds=(-1, 1), classes=[0, 1]),
-                            {"warm_start": [True, False]}, budget=budget)
+                            {"warm_start": [True, False]}, epsilon=None, budget=budget)
     with pytest.raises(ValueError, match="^DPGaussianNB does not take warm_start: "):
         search.fit(X, y)
     assert len(budget) == 0

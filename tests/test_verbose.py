@@ -58,7 +58,7 @@ def test_bad_verbose_costs_nothing(verbose):
     for est in [DPSGDClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPHistGradientBoostingClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPGridSearchCV(DPGaussianNB(bounds=(0, 1), classes=[0, 1]), {"epsilon": [1.0]},
-                               verbose=verbose, budget=budget)]:
+                               epsilon=None, verbose=verbose, budget=budget)]:
         with pytest.raises(ValueError, match="verbose must be an int"):
             est.fit(X, Y)
     assert len(budget) == 0
@@ -67,7 +67,8 @@ def test_bad_verbose_costs_nothing(verbose):
 def _search_output(capsys, verbose, seed):
     inner = DPSGDClassifier(classes=[0, 1], noise_multiplier=1.0, epsilon=None,
                             sampling_rate=0.5, max_iter=1, verbose=1)
-    search = DPGridSearchCV(inner, {"alpha": [1e-4, 1e-2]}, n_runs_mean=3.0, verbose=verbose,
+    search = DPGridSearchCV(inner, {"alpha": [1e-4, 1e-2]}, epsilon=None,
+                            n_runs_mean=3.0, verbose=verbose,
                             random_state=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

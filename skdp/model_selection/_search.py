@@ -88,7 +88,7 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
         self,
         estimator: BaseEstimator,
         *,
-        epsilon: float | None = None,
+        epsilon: float | str | None = "auto",
         score_epsilon: float | None = None,
         n_runs_mean: float = 10.0,
         n_runs_distribution: str = "logarithmic",
@@ -459,7 +459,7 @@ _PRIVACY_DOC = """
 """
 
 _PARAMS_DOC = """
-    epsilon : float > 0, "auto" or None, default=None
+    epsilon : float > 0, "auto" or None, default="auto"
         The total ε of the whole search (its runs, their scores, the
         selection and the refit), at ``delta``. The search then sets the
         ``epsilon`` of every private step of each candidate itself: the
@@ -475,11 +475,13 @@ _PARAMS_DOC = """
         total ε so keeps most of it for the model it releases, and loses
         little to an untuned estimator at the same ε where the candidates
         differ little. ``best_params_`` shows the refit's values.
-        ``"auto"``: the total is the estimator's own ε, what fitting it once
-        costs at ``delta`` as its steps' ``epsilon`` say (the largest over
-        the candidates, on the data's size), so that the search spends no
-        more than one fit of its estimator would; the grid may then not set
-        an ``epsilon`` of a step. ``inf``: not private (every private step at
+        ``"auto"`` (the default): the total is the estimator's own ε, what
+        fitting it once costs at ``delta`` as its steps' ``epsilon`` say (the
+        largest over the candidates, on the data's size), so that the search
+        spends no more than one fit of its estimator would (its released
+        model, the refit, then gets about three quarters of that); the grid
+        may then not set an ``epsilon`` of a step (pass ``epsilon=None`` to
+        search over them). ``inf``: not private (every private step at
         ``epsilon=inf``, each candidate run once on the training part and
         scored by its exact count of correct predictions, the best refitted;
         ``score_epsilon`` is not used): a hold-out search of the non-private
@@ -587,22 +589,32 @@ class DPGridSearchCV(_BaseDPSearch):
     Examples
     --------
     >>> import numpy as np
-    >>> from skdp import PrivacyBudget
+    >>> from skdp import PrivacyBudget, privacy_cost
     >>> from skdp.model_selection import DPGridSearchCV
     >>> from skdp.naive_bayes import DPGaussianNB
     >>> rng = np.random.default_rng(0)
     >>> y = rng.integers(0, 2, size=2000)
     >>> X = rng.normal(size=(2000, 2)) + 2 * y[:, None]
     >>> budget = PrivacyBudget(epsilon=3.0, delta=1e-5)
-    >>> nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
-    >>> search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, score_epsilon=0.2,
-    ...                         budget=budget, random_state=0).fit(X, y)
-    >>> len(budget)  # one charge for the whole search
-    1
-    >>> search.best_params_ in search.candidates_
-    True
+    >>> nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1], epsilon=1.0)
+    >>> search = DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, budget=budget,
+    ...                         random_state=0)
+    >>> round(privacy_cost(search, X, y).epsilon, 3)  # read before the fit: nb's own epsilon
+    1.0
+    >>> search = search.fit(X, y)
+    >>> len(budget), round(budget.spent()[0], 3)  # one charge for the whole search
+    (1, 1.0)
+    >>> round(search.best_params_["epsilon"], 2)  # the released model's share of it
+    0.75
     >>> bool(search.score(X, y) > 0.8)
     True
+
+    With ``epsilon=None`` each run spends its candidate's own ``epsilon``
+    (here searched over) and the total follows:
+
+    >>> search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, epsilon=None, score_epsilon=0.2)
+    >>> round(privacy_cost(search, X, y).epsilon, 2)  # the runs, the selection and the refit
+    2.05
     """
     )
 
@@ -611,7 +623,7 @@ class DPGridSearchCV(_BaseDPSearch):
         estimator: BaseEstimator,
         param_grid: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]],
         *,
-        epsilon: float | None = None,
+        epsilon: float | str | None = "auto",
         score_epsilon: float | None = None,
         n_runs_mean: float = 10.0,
         n_runs_distribution: str = "logarithmic",
@@ -685,7 +697,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     >>> X = rng.normal(size=(2000, 2)) + 2 * y[:, None]
     >>> nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
     >>> search = DPRandomizedSearchCV(nb, {"epsilon": loguniform(0.05, 1.0)}, n_iter=5,
-    ...                               random_state=0).fit(X, y)
+    ...                               epsilon=None, random_state=0).fit(X, y)
     >>> len(search.candidates_), len(search.cv_results_["params"])
     (5, 1)
     >>> round(search.epsilon_spent_, 2) < 5 * 1.2
@@ -700,7 +712,7 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         *,
         n_iter: int | None = None,
         n_candidates: int | None = None,
-        epsilon: float | None = None,
+        epsilon: float | str | None = "auto",
         score_epsilon: float | None = None,
         n_runs_mean: float = 10.0,
         n_runs_distribution: str = "logarithmic",

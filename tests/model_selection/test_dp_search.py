@@ -88,7 +88,8 @@ def _expected(sigmas, score_eps, kind="logarithmic", mean=10.0, refit=True):
 def test_one_charge_equal_to_the_formula(refit):
     X, y = _data()
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
-    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, score_epsilon=0.5,
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                            score_epsilon=0.5,
                             refit=refit, budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 1
     expected = _expected([2.0, 5.0], 0.5, refit=refit)
@@ -103,7 +104,8 @@ def test_charged_before_any_run_and_refused_runs_nothing():
     X, y = _data()
     budget = PrivacyBudget(epsilon=0.5, delta=DELTA)
     FITS_PAST_THE_CHARGE.clear()
-    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, budget=budget,
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                            budget=budget,
                             random_state=0)
     with pytest.warns(Warning), pytest.raises(BudgetExceededError):
         search.fit(X, y)
@@ -114,7 +116,8 @@ def test_charged_before_any_run_and_refused_runs_nothing():
 
 def test_picks_the_less_noisy_candidate_and_releases_only_it():
     X, y = _data(n=2000)
-    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [0.05, 1e4]}, score_epsilon=1.0,
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [0.05, 1e4]}, epsilon=None,
+                            score_epsilon=1.0,
                             n_runs_mean=20, refit=False, random_state=3).fit(X, y)
     # σ = 1e4 gives chance accuracy; σ = 0.05 about 0.95. With mean K = 20 the
     # good candidate is drawn unless K is tiny (fixed seed).
@@ -131,6 +134,7 @@ def test_randomized_search_covers_the_worst_drawn_candidate():
     X, y = _data()
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     search = DPRandomizedSearchCV(Centroids(), {"noise_multiplier": [1.0, 2.0, 3.0, 4.0]},
+                                  epsilon=None,
                                   n_candidates=3, score_epsilon=0.3, n_runs_distribution="geometric",
                                   n_runs_mean=5, budget=budget, random_state=1).fit(X, y)
     sigmas = [c["noise_multiplier"] for c in search.candidates_]
@@ -143,7 +147,8 @@ def test_runs_never_write_the_ledger(backend):
     X, y = _data()
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     with joblib.parallel_config(backend=backend):
-        DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, budget=budget, n_jobs=2,
+        DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                       budget=budget, n_jobs=2,
                        random_state=0).fit(X, y)
     assert len(budget) == 1
 
@@ -155,7 +160,8 @@ def test_runs_on_dask_process_workers():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=40) as cluster:
         with distributed.Client(cluster), joblib.parallel_config(backend="dask"):
-            search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, budget=budget,
+            search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                                    budget=budget,
                                     n_jobs=-1, random_state=0).fit(X, y)
     assert len(budget) == 1
     assert search.predict(X).shape == (X.shape[0],)
@@ -163,8 +169,10 @@ def test_runs_on_dask_process_workers():
 
 def test_same_seed_same_result():
     X, y = _data()
-    a = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, random_state=5).fit(X, y)
-    b = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, random_state=5).fit(X, y)
+    a = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                       random_state=5).fit(X, y)
+    b = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                       random_state=5).fit(X, y)
     assert a.best_params_ == b.best_params_ and a.best_score_ == b.best_score_
     np.testing.assert_array_equal(a.best_estimator_.centroids_, b.best_estimator_.centroids_)
 
@@ -173,15 +181,17 @@ def test_rejects_non_private_estimators_for_free():
     X, y = _data()
     budget = PrivacyBudget(epsilon=10.0, delta=DELTA)
     with pytest.raises(ValueError, match="without privacy"):
-        DPGridSearchCV(LogisticRegression(), {"C": [1.0]}, budget=budget).fit(X, y)
+        DPGridSearchCV(LogisticRegression(), {"C": [1.0]}, epsilon=None, budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="score_epsilon"):
-        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, score_epsilon=0,
+        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, epsilon=None, score_epsilon=0,
                        budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="n_runs_distribution"):
-        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, n_runs_distribution="uniform",
+        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, epsilon=None,
+                       n_runs_distribution="uniform",
                        budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="validation_fraction"):
-        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, validation_fraction=1.0,
+        DPGridSearchCV(Centroids(), {"noise_multiplier": [1.0]}, epsilon=None,
+                       validation_fraction=1.0,
                        budget=budget).fit(X, y)
     assert len(budget) == 0
 
@@ -191,7 +201,8 @@ def test_real_pipeline_one_charge():
     budget = PrivacyBudget(epsilon=50.0, delta=DELTA)
     pipe = Pipeline([("scale", DPStandardScaler(bounds=([-3, -3], [3, 3]), epsilon=0.5)),
                      ("nb", DPGaussianNB(bounds=([-4, -4], [4, 4]), classes=[0, 1]))])
-    search = DPGridSearchCV(pipe, {"nb__epsilon": [0.3, 1.0]}, score_epsilon=0.5, budget=budget,
+    search = DPGridSearchCV(pipe, {"nb__epsilon": [0.3, 1.0]}, epsilon=None,
+                            score_epsilon=0.5, budget=budget,
                             random_state=0).fit(X, y)
     assert len(budget) == 1
     # Each run's training curve is the scaler's plus the worst NB's: compare with
@@ -261,7 +272,7 @@ def test_refused_search_reads_no_value():
     SEEN_REAL_VALUES.clear()
     FITS_PAST_THE_CHARGE.clear()
     with pytest.warns(Warning), pytest.raises(BudgetExceededError):
-        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, budget=budget,
+        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, epsilon=None, budget=budget,
                        random_state=0).fit(X, y)
     assert len(budget) == 0
     assert SEEN_REAL_VALUES and not any(SEEN_REAL_VALUES)  # probed, on placeholders only
@@ -270,7 +281,7 @@ def test_refused_search_reads_no_value():
     pipe = Pipeline([("f", FunctionTransformer()), ("clf", Centroids())])
     guarded = Guarded(allowed_reads=3)
     with pytest.warns(Warning), pytest.raises(BudgetExceededError):
-        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, budget=budget,
+        DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, epsilon=None, budget=budget,
                        random_state=0).fit(guarded, y)
     assert len(budget) == 0
     assert guarded.reads == 3  # the finiteness check and two candidates' validation, no more
@@ -283,7 +294,7 @@ def test_pipeline_probe_on_placeholders_charges_the_real_curve():
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     SEEN_REAL_VALUES.clear()
     pipe = Pipeline([("spy", Spy()), ("clf", Centroids())])
-    DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, score_epsilon=0.5,
+    DPGridSearchCV(pipe, {"clf__noise_multiplier": [2.0, 5.0]}, epsilon=None, score_epsilon=0.5,
                    budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 1
     train = pure_dp_rdp(0.1) + gaussian_rdp(2.0)
@@ -314,7 +325,7 @@ def test_non_private_steps_refused_before_charging(pipe, grid, match):
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     grid = {"nb__noise_multiplier": [2.0], **grid}
     with pytest.raises(ValueError, match=match):
-        DPGridSearchCV(pipe, grid, budget=budget, random_state=0).fit(X, y)
+        DPGridSearchCV(pipe, grid, epsilon=None, budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 0
 
 
@@ -334,7 +345,7 @@ def test_public_steps_on_a_dataframe_or_object_array_are_allowed(as_frame):
     ])
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     pipe = Pipeline([("pre", pre), ("clf", Centroids())])
-    search = DPGridSearchCV(pipe, {"clf__noise_multiplier": [0.5]}, score_epsilon=0.5,
+    search = DPGridSearchCV(pipe, {"clf__noise_multiplier": [0.5]}, epsilon=None, score_epsilon=0.5,
                             budget=budget, random_state=0).fit(frame, y)
     assert len(budget) == 1
     expected = _expected([0.5], 0.5)
@@ -348,7 +359,8 @@ def test_poisson_zero_runs_outputs_no_candidate_and_keeps_the_charge():
     X, y = _data()
     budget = PrivacyBudget(epsilon=100.0, delta=DELTA)
     FITS_PAST_THE_CHARGE.clear()
-    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0]}, score_epsilon=0.5,
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0]}, epsilon=None,
+                            score_epsilon=0.5,
                             n_runs_distribution="poisson", n_runs_mean=1.0, budget=budget,
                             random_state=0)
     with pytest.warns(NoCandidateWarning):
@@ -365,12 +377,13 @@ def test_poisson_zero_runs_outputs_no_candidate_and_keeps_the_charge():
 def test_delegated_methods_exist_only_where_the_model_has_them():
     # as for scikit-learn's searches: hasattr tells whether the released model has the method
     X, y = _data(n=200)
-    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, n_runs_mean=2.0,
+    search = DPGridSearchCV(Centroids(), {"noise_multiplier": [2.0, 5.0]}, epsilon=None,
+                            n_runs_mean=2.0,
                             random_state=0)
     assert not hasattr(search, "predict_proba") and not hasattr(search, "decision_function")
     search.fit(X, y)
     assert not hasattr(search, "predict_proba") and not hasattr(search, "decision_function")
     nb = DPGridSearchCV(DPGaussianNB(bounds=(-2, 2), classes=[0, 1]), {"var_smoothing": [1e-9]},
-                        n_runs_mean=2.0, random_state=0).fit(X, y)
+                        epsilon=None, n_runs_mean=2.0, random_state=0).fit(X, y)
     assert hasattr(nb, "predict_proba") and not hasattr(nb, "decision_function")
     np.testing.assert_array_equal(nb.predict_proba(X), nb.best_estimator_.predict_proba(X))

@@ -23,7 +23,7 @@ def test_non_finite_X_costs_nothing(bad):
     X[5, 1] = bad
     budget = PrivacyBudget(10.0, 1e-5)
     search = DPGridSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [0.1, 1.0]},
-                            budget=budget, random_state=0)
+                            epsilon=None, budget=budget, random_state=0)
     with pytest.raises(ValueError, match="NaN or infinity"):
         search.fit(X, y)
     assert len(budget) == 0
@@ -35,7 +35,7 @@ def test_non_finite_y_costs_nothing():
     y[3] = np.nan
     budget = PrivacyBudget(10.0, 1e-5)
     search = DPGridSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [0.1, 1.0]},
-                            budget=budget, random_state=0)
+                            epsilon=None, budget=budget, random_state=0)
     with pytest.raises(ValueError, match="NaN or infinity"):
         search.fit(X, y)
     assert len(budget) == 0
@@ -48,6 +48,6 @@ def test_nan_is_allowed_when_the_pipeline_imputes_it():
     pipe = make_pipeline(DPSimpleImputer(bounds=(-1, 1), epsilon=1.0),
                          DPLogisticRegression(epsilon=1.0))
     search = DPGridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]},
-                            budget=budget, random_state=0)
+                            epsilon=None, budget=budget, random_state=0)
     search.fit(X, y)
     assert len(budget) == 1

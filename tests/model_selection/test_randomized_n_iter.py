@@ -18,8 +18,8 @@ def _data(n=2000, seed=0):
 
 def _search(**kwargs):
     nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
-    return DPRandomizedSearchCV(nb, {"epsilon": loguniform(0.05, 1.0)}, n_runs_mean=2,
-                                random_state=0, **kwargs)
+    return DPRandomizedSearchCV(nb, {"epsilon": loguniform(0.05, 1.0)}, epsilon=None,
+                                n_runs_mean=2, random_state=0, **kwargs)
 
 
 @pytest.mark.parametrize("kwargs, n", [({"n_iter": 3}, 3), ({"n_candidates": 3}, 3),

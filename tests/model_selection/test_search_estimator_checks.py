@@ -17,10 +17,14 @@ EXPECTED_FAILED = {}
 
 @parametrize_with_checks(
     [
-        DPGridSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [1.0, 2.0]}, n_runs_mean=2,
+        DPGridSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [1.0, 2.0]}, epsilon=None,
+                       n_runs_mean=2,
                        random_state=0),
         DPRandomizedSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [1.0, 2.0]},
-                             n_candidates=2, n_runs_mean=2, random_state=0),
+                             epsilon=None, n_candidates=2, n_runs_mean=2, random_state=0),
+        # the default epsilon="auto": the estimator's own epsilon is the search's total
+        DPGridSearchCV(DPLogisticRegression(epsilon=1.0), {"C": [1.0, 2.0]}, n_runs_mean=2,
+                       random_state=0),
         # at a total epsilon=inf: not private, each candidate run once with exact scores
         DPGridSearchCV(DPLogisticRegression(), {"C": [1.0, 2.0]}, epsilon=math.inf,
                        random_state=0),

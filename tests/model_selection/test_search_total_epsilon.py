@@ -156,3 +156,40 @@ def test_the_plan_probes_each_candidate_once_per_epsilon_and_size(monkeypatch):
     assert len(probed) == len(set(probed)) > 8
     assert len(on_placeholders) == len(set(on_placeholders)) == 2  # the training part, all rows
     assert 1.0 * (1 - 1e-2) <= search.epsilon_spent_ <= 1.0
+
+
+def test_by_default_a_search_costs_what_one_fit_of_its_estimator_costs():
+    # epsilon="auto": the total is the estimator's own epsilon (one fit's cost at the
+    # search's delta), read before the fit; never the runs' sum or the selection's multiple.
+    X, y = _data()
+    nb = DPGaussianNB(bounds=B, classes=[0, 1], epsilon=1.0)
+    pipe = make_pipeline(DPStandardScaler(bounds=B, epsilon=0.5),
+                         DPGaussianNB(bounds=(-10, 10), epsilon=1.0, classes=[0, 1]))
+    for estimator, grid in [(nb, {"var_smoothing": [1e-9, 1e-2]}),
+                            (pipe, {"dpgaussiannb__var_smoothing": [1e-9, 1e-2]})]:
+        budget = PrivacyBudget(100.0, 1e-5)
+        own = privacy_cost(estimator, X, y, delta=1e-5).epsilon
+        search = DPGridSearchCV(estimator, grid, budget=budget, random_state=0)
+        assert search.epsilon == "auto"
+        cost = privacy_cost(search, X, y)
+        search.fit(X, y)
+        spent = budget.spent()[0]
+        assert len(budget) == 1 and cost.epsilon == pytest.approx(spent, rel=1e-9)
+        assert own * (1 - 1e-2) <= spent <= own * (1 + 1e-12)
+    # the estimator at epsilon=inf: the search is not private either
+    inf = DPGridSearchCV(clone(nb).set_params(epsilon=np.inf), {"var_smoothing": [1e-9]})
+    assert privacy_cost(inf, X, y).epsilon == np.inf
+
+
+def test_by_default_the_grid_may_not_set_a_steps_epsilon():
+    X, y = _data()
+    budget = PrivacyBudget(100.0, 1e-5)
+    nb = DPGaussianNB(bounds=B, classes=[0, 1])
+    with pytest.raises(ValueError, match=r"epsilon='auto' \(the default\).*epsilon=None"):
+        DPGridSearchCV(nb, {"epsilon": [0.1, 1.0]}, budget=budget).fit(X, y)
+    with pytest.raises(ValueError, match="epsilon must be 'auto', a float > 0 or None"):
+        DPGridSearchCV(nb, {"var_smoothing": [1e-9]}, epsilon="total", budget=budget).fit(X, y)
+    assert len(budget) == 0
+    # epsilon=None searches over them, each run spending its candidate's epsilon
+    DPGridSearchCV(nb, {"epsilon": [0.1, 1.0]}, epsilon=None, budget=budget).fit(X, y)
+    assert len(budget) == 1

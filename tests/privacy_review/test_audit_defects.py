@@ -107,7 +107,7 @@ def test_search_with_a_poisson_mean_below_one_is_refused_before_the_charge():
     search = DPGridSearchCV(
         DPLogisticRegression(epsilon=0.1, classes=[0, 1]),
         {"C": [0.1, 1.0]},
-        n_runs_distribution="poisson",
+        epsilon=None, n_runs_distribution="poisson",
         n_runs_mean=0.5,
         budget=budget,
         random_state=0,

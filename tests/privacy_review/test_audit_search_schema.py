@@ -60,6 +60,7 @@ def _labels(n, seed=0):
 
 
 def _search(estimator, grid, budget, cls=DPGridSearchCV, **kw):
+    kw = {"epsilon": None, **kw}
     if cls is DPRandomizedSearchCV:
         return cls(estimator, grid, n_candidates=2, budget=budget, n_runs_mean=2,
                    random_state=0, **kw)
@@ -174,7 +175,8 @@ def test_error_after_the_charge_does_not_show_a_value():
     X = np.full((300, 1), 0.7315)
     budget = PrivacyBudget(100.0, 1e-5)
     search = DPGridSearchCV(_FailsAfterCharge(bounds=(-1, 1), classes=[0, 1]),
-                            {"epsilon": [1.0]}, budget=budget, n_runs_mean=2, random_state=0)
+                            {"epsilon": [1.0]}, epsilon=None,
+                            budget=budget, n_runs_mean=2, random_state=0)
     with pytest.raises(RuntimeError, match="after the budget was charged") as info:
         search.fit(X, y)
     exc = info.value
@@ -253,7 +255,8 @@ def test_search_over_quantile_bins_fits_on_packed_data(seed):
         ("nb", DPGaussianNB(bounds=(0, 1), classes=[0, 1])),
     ])
     budget = PrivacyBudget(100.0, 1e-5)
-    search = DPGridSearchCV(pipe, {"nb__epsilon": [0.5, 1.0]}, budget=budget, n_runs_mean=3,
+    search = DPGridSearchCV(pipe, {"nb__epsilon": [0.5, 1.0]}, epsilon=None,
+                            budget=budget, n_runs_mean=3,
                             random_state=seed).fit(_packed(seed=seed), y)
     assert len(budget) == 1
     assert search.best_estimator_.named_steps["nb"].theta_.shape == (2, 4)

@@ -414,7 +414,8 @@ def test_no_seed_in_the_ledger_or_the_refusal(tmp_path):
                      ("clf", DPGaussianNB(bounds=(-4, 5), classes=[0, 1], epsilon=0.5,
                                           random_state=_SEED + 1))])
     pipe.set_params(scale__budget=budget, clf__budget=budget).fit(X, y)
-    search = DPGridSearchCV(pipe, {"clf__epsilon": [0.2, 0.4]}, budget=budget, n_runs_mean=2,
+    search = DPGridSearchCV(pipe, {"clf__epsilon": [0.2, 0.4]}, epsilon=None,
+                            budget=budget, n_runs_mean=2,
                             random_state=_SEED + 2)
     with warnings.catch_warnings(record=True) as log, pytest.raises(BudgetExceededError) as refused:
         warnings.simplefilter("always")
@@ -440,7 +441,7 @@ def _grid_data(n=600, seed=0):
 
 def _grid_search(nb, lr, **kw):
     pipe = Pipeline([("clf", DPGaussianNB(bounds=(-4, 5), classes=[0, 1]))])
-    return DPGridSearchCV(pipe, {"clf": [nb, lr]}, n_runs_mean=4, **kw)
+    return DPGridSearchCV(pipe, {"clf": [nb, lr]}, **{"epsilon": None, "n_runs_mean": 4, **kw})
 
 
 def test_search_leaves_the_estimators_of_its_grid_untouched():
@@ -490,7 +491,7 @@ def test_refit_false_releases_the_best_runs_model(monkeypatch):
         pipe = Pipeline([("clf", DPGaussianNB(bounds=(-4, 5), classes=[0, 1]))])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            search = DPGridSearchCV(pipe, {"clf": [nb]}, refit=False, n_runs_mean=6,
+            search = DPGridSearchCV(pipe, {"clf": [nb]}, epsilon=None, refit=False, n_runs_mean=6,
                                     random_state=seed).fit(X, y)
         best = int(np.argmax([noisy for noisy, _ in runs[-1]]))
         best_is_not_last += best != len(runs[-1]) - 1
@@ -540,7 +541,7 @@ def test_data_dependent_sparse_stacking_is_refused_before_the_charge(case):
     X, y = _frame(*rows)
     budget = PrivacyBudget(100.0, 1e-5)
     with pytest.raises(ValueError, match="sparse"):
-        DPGridSearchCV(_sparse_pipeline(**encoder), {"clf__C": [1.0]}, budget=budget,
+        DPGridSearchCV(_sparse_pipeline(**encoder), {"clf__C": [1.0]}, epsilon=None, budget=budget,
                        n_runs_mean=2, random_state=seed).fit(X, y)
     assert len(budget) == 0
 
@@ -553,7 +554,7 @@ def test_stacking_with_a_fixed_output_type_is_accepted(encoder, rows):
     X, y = _frame(*rows)
     budget = PrivacyBudget(100.0, 1e-5)
     for seed in range(4):
-        DPGridSearchCV(_sparse_pipeline(**encoder), {"clf__C": [1.0]}, budget=budget,
+        DPGridSearchCV(_sparse_pipeline(**encoder), {"clf__C": [1.0]}, epsilon=None, budget=budget,
                        n_runs_mean=2, random_state=seed).fit(X, y)
     assert len(budget) == 4
 
@@ -580,7 +581,7 @@ def test_search_accepts_pandas_nullable_columns(dtype):
     X = pd.DataFrame({"x": x, "z": rng.normal(size=400)})
     budget = PrivacyBudget(100.0, 1e-5)
     nb = DPGaussianNB(bounds=(-4, 4), classes=[0, 1])
-    search = DPGridSearchCV(nb, {"epsilon": [0.5, 1.0]}, budget=budget, n_runs_mean=2,
+    search = DPGridSearchCV(nb, {"epsilon": [0.5, 1.0]}, epsilon=None, budget=budget, n_runs_mean=2,
                             random_state=0).fit(X, y)
     assert len(budget) == 1
     assert search.predict(X.iloc[:5]).shape == (5,)

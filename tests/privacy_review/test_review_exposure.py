@@ -68,7 +68,7 @@ def test_pickled_search_with_generator_does_not_replay_its_noise():
     y = rng.integers(0, 2, size=300)
     X = rng.normal(size=(300, 2)) + 2 * y[:, None]
     nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
-    kw = dict(score_epsilon=0.2)
+    kw = dict(score_epsilon=0.2, epsilon=None)
     search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, random_state=np.random.default_rng(),
                             **kw).fit(X, y)
     released = pickle.loads(pickle.dumps(search))
@@ -85,7 +85,7 @@ def _search_warning_count(seed):
     X = rng.uniform(0, 1, size=(300, 2))
     y = (X[:, 0] > 0.5).astype(int)
     search = DPGridSearchCV(DPGaussianNB(bounds=(0, 1)), {"epsilon": [0.5, 1.0]},
-                            random_state=seed)
+                            epsilon=None, random_state=seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         search.fit(X, y)
@@ -121,7 +121,7 @@ def test_search_with_rare_class_does_not_fail_after_the_charge():
     for seed in (0, 3, 11):
         budget = PrivacyBudget(1000.0, 1e-5)
         search = DPGridSearchCV(DPLogisticRegression(data_norm=2, delta=1e-5, max_iter=5),
-                                {"C": [1.0]}, budget=budget, random_state=seed)
+                                {"C": [1.0]}, epsilon=None, budget=budget, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:

@@ -83,7 +83,8 @@ def test_search_outcome_not_decided_by_one_extreme_row():
         budget = PrivacyBudget(100, 1e-3)
         pipe = make_pipeline(DPStandardScaler(bounds=(-1, 1)),
                              DPGaussianNB(bounds=(-3, 3), classes=[0, 1]))
-        search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, n_runs_mean=3,
+        search = DPGridSearchCV(pipe, {"dpgaussiannb__epsilon": [0.5, 1.0]}, epsilon=None,
+                                n_runs_mean=3,
                                 budget=budget, random_state=0)
         try:
             search.fit(Xd, yd)

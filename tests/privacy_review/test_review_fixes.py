@@ -93,7 +93,7 @@ def test_threaded_search_leaves_warning_filters_alone():
     with warnings.catch_warnings():  # restores this process's filters whatever happens
         before = list(warnings.filters)
         with joblib.parallel_backend("threading", n_jobs=2):
-            DPGridSearchCV(nb, {"epsilon": [0.5]}, n_runs_mean=10, score_epsilon=0.2,
+            DPGridSearchCV(nb, {"epsilon": [0.5]}, epsilon=None, n_runs_mean=10, score_epsilon=0.2,
                            refit=False, random_state=1, n_jobs=2).fit(X, y)
         assert _SYNC["n"] >= 2  # the two runs did overlap
         assert warnings.filters == before
@@ -129,7 +129,7 @@ def test_search_refuses_two_column_y_before_charge():
     budget = PrivacyBudget(10.0, 1e-5)
     with pytest.raises(ValueError):
         DPGridSearchCV(DPGaussianNB(bounds=(-3, 4), classes=[0, 1]), {"epsilon": [1.0]},
-                       budget=budget, random_state=0).fit(X, np.c_[y, y])
+                       epsilon=None, budget=budget, random_state=0).fit(X, np.c_[y, y])
     assert len(budget) == 0
 
 

@@ -193,7 +193,7 @@ def test_search_charge_does_not_depend_on_n_or_label_set():
 
     def make(budget, classes=None):
         return DPGridSearchCV(DPLogisticRegression(epsilon=0.5, delta=1e-5, classes=classes),
-                              grid, score_epsilon=0.1, budget=budget, random_state=0)
+                              grid, epsilon=None, score_epsilon=0.1, budget=budget, random_state=0)
 
     base = _charged(make, X, y)
     _same_charge(base, _charged(make, *_neighbour(X, y)))
@@ -207,6 +207,7 @@ def test_search_with_dpsgd_sampling_rate_charge_does_not_depend_on_n():
     def make(budget):
         est = DPSGDClassifier(epsilon=1.0, delta=1e-5, sampling_rate=0.2, hidden_layer_sizes=(),
                               max_iter=1, classes=[0, 1])
-        return DPGridSearchCV(est, grid, score_epsilon=0.1, budget=budget, random_state=0)
+        return DPGridSearchCV(est, grid, epsilon=None,
+                              score_epsilon=0.1, budget=budget, random_state=0)
 
     _same_charge(_charged(make, X, y), _charged(make, *_neighbour(X, y)))

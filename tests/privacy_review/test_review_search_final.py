@@ -45,7 +45,7 @@ def _ct_pipeline():
 
 def test_column_transformer_fitted_step_keeps_the_users_seed():
     X, y = _data()
-    search = DPGridSearchCV(_ct_pipeline(), {"clf__C": [1.0]}, n_runs_mean=2,
+    search = DPGridSearchCV(_ct_pipeline(), {"clf__C": [1.0]}, epsilon=None, n_runs_mean=2,
                             random_state=0).fit(X, y)
     fitted = search.best_estimator_.named_steps["ct"].named_transformers_["num"]
     # Replay: the fitted step with its kept seed, refit on the same data.
@@ -62,7 +62,7 @@ def test_classes_none_from_the_grid_gets_the_label_set():
     y[5] = 1  # one row of label 1; with random_state=10 it lands in the validation part
     budget = PrivacyBudget(100.0, 1e-5)
     search = DPGridSearchCV(DPLogisticRegression(classes=[0, 1], random_state=1),
-                            {"classes": [None]}, budget=budget, n_runs_mean=3,
+                            {"classes": [None]}, epsilon=None, budget=budget, n_runs_mean=3,
                             random_state=10)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

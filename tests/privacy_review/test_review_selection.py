@@ -25,7 +25,8 @@ def test_released_model_does_not_reveal_its_noise_seed():
     X = rng.normal(size=(500, 2)) + 2 * y[:, None]
     X_minus, y_minus = X[:-1], y[:-1]  # the neighbour without the last row
     nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
-    search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, score_epsilon=0.2, refit=True,
+    search = DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, epsilon=None,
+                            score_epsilon=0.2, refit=True,
                             random_state=12345).fit(X, y)
     released = search.best_estimator_
 
@@ -50,7 +51,8 @@ def test_unknown_label_costs_no_budget():
     budget = PrivacyBudget(100.0, 1e-5)
     nb = DPGaussianNB(bounds=([-3, -3], [5, 5]), classes=[0, 1])
     with pytest.raises(ValueError, match="not in classes"):
-        DPGridSearchCV(nb, {"epsilon": [0.1]}, budget=budget, random_state=0).fit(X, y)
+        DPGridSearchCV(nb, {"epsilon": [0.1]}, epsilon=None,
+                       budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 0
 
 
@@ -64,7 +66,8 @@ def test_user_generator_state_does_not_reveal_the_number_of_runs():
     states = set()
     for mean in (1.5, 30):  # very different K
         gen = np.random.default_rng(7)
-        DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, n_runs_mean=mean, random_state=gen).fit(X, y)
+        DPGridSearchCV(nb, {"epsilon": [0.1, 0.5]}, epsilon=None,
+                       n_runs_mean=mean, random_state=gen).fit(X, y)
         states.add(int(gen.integers(2**62)))
     assert len(states) == 1
 
@@ -83,10 +86,10 @@ def test_callable_column_selection_is_refused_before_the_charge():
     budget = PrivacyBudget(10.0, 1e-5)
     with pytest.raises(ValueError, match="callable"):
         DPGridSearchCV(make_pipeline(peek, nb), {"dpgaussiannb__epsilon": [0.1]},
-                       budget=budget, random_state=0).fit(X, y)
+                       epsilon=None, budget=budget, random_state=0).fit(X, y)
     assert len(budget) == 0
     # make_column_selector reads only dtypes and names: allowed
     by_dtype = ColumnTransformer([("keep", "passthrough", make_column_selector(dtype_include="number"))])
     import pandas as pd
     DPGridSearchCV(make_pipeline(by_dtype, nb), {"dpgaussiannb__epsilon": [0.1]},
-                   random_state=0).fit(pd.DataFrame(X, columns=["a", "b"]), y)
+                   epsilon=None, random_state=0).fit(pd.DataFrame(X, columns=["a", "b"]), y)
