@@ -50,14 +50,21 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
                  delta: float | None = None, accountant: str | None = None) -> PrivacyCost:
     """The privacy curve that fitting ``estimator`` on data like ``X`` charges, before fitting.
 
-    Works for an skdp estimator, a ``Pipeline`` or ``ColumnTransformer`` of
-    skdp steps and public transformers, and a private search. Every skdp fit
+    Works for an skdp estimator, a private search, and their compositions
+    with public transformers: ``Pipeline`` (nested too), ``ColumnTransformer``
+    (any ``remainder``, sparse outputs such as ``OneHotEncoder()``'s),
+    ``FeatureUnion``, ``TransformedTargetRegressor``, a search inside a
+    pipeline, and :class:`~skdp.pipeline.DPPipeline`. Every skdp fit
     computes its curve from its parameters and the data's public sizes before
     it reads a value, so the cost is found by fitting a clone on
     *placeholders* with the shape, dtypes and column names of ``X``, each skdp
     step charging a recorder instead of a budget: no value of ``X`` is read,
     and nothing is charged. Of ``y``, only the label set is read, and only for
-    a classifier without a public ``classes``.
+    a classifier without a public ``classes``. Whether a ``ColumnTransformer``
+    stacks its output sparse depends on its density, which placeholders do not
+    have: a step that refuses sparse input is given the placeholders' output
+    dense, as the real fit gives it (a step's curve depends on the shape of
+    its input, not on its format).
 
     The cost of a search is that of the whole search (its runs, scores and
     refit); the cost of a pipeline is the composition of its skdp steps'
@@ -68,7 +75,7 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
 
     Parameters
     ----------
-    estimator : estimator, Pipeline, ColumnTransformer or private search
+    estimator : estimator, private search, or a composition of them
         Not fitted, not changed.
     X : array-like or DataFrame of shape (n_samples, n_features)
         Data shaped like the data to fit (only its shape, dtypes and column
@@ -117,6 +124,7 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
     model = clone(estimator)
     recorder = _CurveRecorder()
     recorder.delta = delta  # what a search given a total epsilon calibrates at
+    recorder._accountant = accountant
     if not _set_nested(model, "budget", lambda: recorder):
         raise ValueError(
             f"{type(estimator).__name__} has no `budget` parameter, nor does any step of it: "

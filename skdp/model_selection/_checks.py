@@ -17,8 +17,8 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin, clone, is_classifier
-from sklearn.compose import ColumnTransformer, make_column_selector
-from sklearn.pipeline import Pipeline
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor, make_column_selector
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import get_tags
 
@@ -265,9 +265,25 @@ def _value_checker(estimator, final):
             transformers=[(name, _value_checker(step, False), columns)
                           for name, step, columns in estimator.transformers],
             remainder=_value_checker(estimator.remainder, False))
+    if isinstance(estimator, FeatureUnion):
+        return clone(estimator).set_params(transformer_list=[
+            (name, _value_checker(step, False)) for name, step in estimator.transformer_list])
+    if isinstance(estimator, TransformedTargetRegressor):
+        # it fits a clone of its regressor on the transformed target: that clone stops
+        return clone(estimator).set_params(regressor=_value_checker(estimator.regressor, final))
     copy = clone(estimator)
+    if not _is_private(estimator) and not _nested_params(estimator, "budget"):
+        return copy  # a public step: it fits on the real input
     if not _is_private(estimator):
-        return copy
+        # Another composition holding private steps: none of them may charge its own
+        # budget here. It validates up to its first private step's charge.
+        recorder = _CurveRecorder()
+        recorder.stop = True
+        _set_nested(copy, "budget", lambda: recorder)
+        if final or not hasattr(estimator, "transform"):
+            return copy
+        return _ValidateOnly(clone(estimator).set_params(
+            **dict.fromkeys(_nested_params(estimator, "budget"))))
     if final:
         recorder = _CurveRecorder()
         recorder.stop = True

@@ -15,8 +15,10 @@ import math
 import time
 
 import numpy as np
+from scipy.sparse import issparse
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils import get_tags
 
 from ..accounting import DEFAULT_ORDERS, RDPCurve
 from ..budget import PrivacyBudget
@@ -209,15 +211,17 @@ def _probe(estimator, X, y, recorder, cache=None, key=None):
     """
     if isinstance(estimator, Pipeline):
         Xt = X
-        for _, step in estimator.steps[:-1]:
+        steps = [step for _, step in estimator.steps]
+        for i, step in enumerate(steps[:-1]):
             if step is None or step == "passthrough":
                 continue
             recorder.stop = False
             if cache is not None and key is not None and _is_public_step(step):
                 Xt, key = cache.transformed(key, step, Xt, y)
-                continue
-            key = None  # behind a private step, nothing is reused
-            Xt = step.fit_transform(Xt, y)
+            else:
+                key = None  # behind a private step, nothing is reused
+                Xt = step.fit_transform(Xt, y)
+            Xt = _dense_for(steps[i + 1:], Xt)
         last = estimator.steps[-1][1]
         if last is not None and last != "passthrough":
             _probe(last, Xt, y, recorder, cache, key)
@@ -231,6 +235,25 @@ def _probe(estimator, X, y, recorder, cache=None, key=None):
         pass
     finally:
         recorder.stop = False
+
+
+def _dense_for(following, X):
+    """``X`` as a dense array if the next step refuses sparse input, else ``X``.
+
+    Whether a ``ColumnTransformer`` stacks its blocks sparse depends on their
+    density, and placeholder rows are denser or sparser than real ones (an
+    encoder writes no entry for a placeholder category): a probe gets the
+    format its next step takes, as a fit that succeeds does. A step's curve
+    depends on the shape of its input, not on its format.
+    """
+    nxt = next((s for s in following if s is not None and not isinstance(s, str)), None)
+    if nxt is None or not issparse(X):
+        return X
+    try:
+        accepts = bool(get_tags(nxt).input_tags.sparse)
+    except Exception:  # a step without scikit-learn's tags: give it dense rows
+        accepts = False
+    return X if accepts else X.toarray()
 
 
 def _train_curve(estimator, params, X_like, y_like, n, cache=None):

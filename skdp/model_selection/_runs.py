@@ -16,8 +16,8 @@ import contextlib
 import os
 
 import numpy as np
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import Pipeline
+from sklearn.compose import ColumnTransformer, TransformedTargetRegressor
+from sklearn.pipeline import FeatureUnion, Pipeline
 
 from .._secure import SecureGenerator
 from ..utils._parallel import Parallel, delayed
@@ -158,15 +158,26 @@ def _check_within(spent, expected, params):
 def _sync_fitted_copies(estimator):
     """Give the fitted copies inside ``estimator`` the parameters of their originals.
 
-    A ``ColumnTransformer`` fits clones of its transformers (``transformers_``):
+    A ``ColumnTransformer`` fits clones of its transformers (``transformers_``),
+    and a ``TransformedTargetRegressor`` of its regressor (``regressor_``):
     resetting ``budget`` and ``random_state`` on the originals leaves the
     clones with the recorder and the secret seeds of the noise, which the
-    released model would carry (found in a review). Pipelines fit
-    their own steps, which are walked for nested column transformers.
+    released model would carry (found in a review). Pipelines and
+    ``FeatureUnion`` fit their own steps, which are walked for nested ones.
     """
     if isinstance(estimator, Pipeline):
         for _, step in estimator.steps:
             _sync_fitted_copies(step)
+    elif isinstance(estimator, FeatureUnion):
+        for _, step in estimator.transformer_list:
+            _sync_fitted_copies(step)
+    elif isinstance(estimator, TransformedTargetRegressor) and hasattr(estimator, "regressor_"):
+        # it fits a clone of its regressor, kept as regressor_
+        wanted = {**_nested_params(estimator.regressor, "budget"),
+                  **_nested_params(estimator.regressor, "random_state")}
+        if wanted and hasattr(estimator.regressor_, "set_params"):
+            estimator.regressor_.set_params(**wanted)
+        _sync_fitted_copies(estimator.regressor_)
     elif isinstance(estimator, ColumnTransformer) and hasattr(estimator, "transformers_"):
         originals = {name: step for name, step, _ in estimator.transformers}
         originals["remainder"] = estimator.remainder

@@ -144,12 +144,12 @@ class DPPipeline(Pipeline):
         with _quiet():
             _check_values(self._as_pipeline(), X, y, labels=None)
         # (2) the curves of the steps that charge this budget, from shapes only.
-        curve = self._reserved_curve(X, y, keys)
+        curve = self._reserved_curve(X, y, keys, budget)
         # (3) one charge for all of them, or none.
         budget.charge(curve, label=self._label())
         # (4) the steps fit against the reservation, then get their budget back,
         # also the fitted copies a ColumnTransformer keeps in transformers_.
-        prepaid = _Prepaid(curve)
+        prepaid = _as_budget(_Prepaid(curve), budget)
         given = {k: v for k, v in self.get_params(deep=True).items() if k in keys}
         self.set_params(**{k: prepaid for k in keys})
         try:
@@ -192,9 +192,9 @@ class DPPipeline(Pipeline):
             raise TypeError(f"budget must be a PrivacyBudget; got {type(budget).__name__}.")
         return list(held), budget
 
-    def _reserved_curve(self, X, y, keys):
+    def _reserved_curve(self, X, y, keys, budget=None):
         model = self._as_pipeline()
-        recorder = _CurveRecorder()
+        recorder = _as_budget(_CurveRecorder(), budget)
         model.set_params(**{k: recorder for k in keys})
         _ignore_unknown_categories(model)  # the real input's categories were checked in (1)
         n = _n_samples(X)
@@ -251,6 +251,18 @@ class DPPipeline(Pipeline):
                  if step is not None and not isinstance(step, str)]
         text = f"DPPipeline({', '.join(names)})"
         return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _as_budget(recorder, budget):
+    """``recorder`` with the δ and the accountant of ``budget``, which a step may read.
+
+    A private search inside the pipeline calibrates its plan at its budget's
+    δ: its reservation and its fit must see the same δ as its charge would.
+    """
+    if budget is not None:
+        recorder.delta = budget.delta
+        recorder._accountant = getattr(budget, "accountant", "tightest")
+    return recorder
 
 
 def _width(X):
