@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import sys
 import warnings
 from typing import Any, NoReturn, TypeVar
 
@@ -189,6 +190,7 @@ class DPEstimatorMixin:
                         BudgetExhaustedWarning,
                         stacklevel=2,
                     )
+                    _say_what_the_pipeline_spent(exc, self, budget)
                 for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                     delattr(self, name)
                 raise
@@ -199,6 +201,67 @@ class DPEstimatorMixin:
         self.epsilon_spent_ = eps
         self.delta_spent_ = delta_used
         return curve
+
+
+def _say_what_the_pipeline_spent(exc, step, budget):
+    """Add to ``exc`` what the earlier steps of the scikit-learn Pipeline being fitted spent.
+
+    scikit-learn's ``Pipeline`` fits its steps one by one, and each skdp step
+    charges its own curve when it is fitted: a step refused by the budget
+    leaves the earlier steps' charges in the ledger. The error names them and
+    what they spent together (from their curves: parameters and sizes, no
+    value of a row), and points to :func:`skdp.pipeline.make_pipeline`, which
+    charges every step at once or none. The Pipeline is the nearest caller
+    whose ``self`` is one; the step being fitted is the one of its steps
+    that a caller in between is (a ColumnTransformer fits clones of its
+    parts). Nothing is added where they cannot be told.
+    """
+    from sklearn.pipeline import Pipeline
+
+    frame, callers = sys._getframe(1), []
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, Pipeline) and owner is not step:
+            break
+        callers.append(owner)
+        frame = frame.f_back
+    if frame is None or hasattr(owner, "_reserved_curve"):  # none, or a DPPipeline
+        return
+    current = next((i for i, (_, s) in enumerate(owner.steps)
+                    if any(s is c for c in callers)), None)
+    if current is None:  # steps cloned (memory=...): which came first is not known here
+        return
+    spent = []
+    for name, earlier in owner.steps[:current]:
+        for part in _fitted_parts(earlier):
+            if isinstance(part, DPEstimatorMixin) and "privacy_curve_" in vars(part) and \
+                    part._budget_in_force() is budget:
+                spent.append((name, part))
+    if not spent:
+        return
+    curve = sum((part.privacy_curve_ for _, part in spent), RDPCurve.zero())
+    total, _, _ = spend_of(curve, budget.delta, accountant=getattr(budget, "accountant", "tightest"))
+    steps = ", ".join(f"{name!r} ({type(part).__name__}, epsilon={part.epsilon_spent_:.4g})"
+                      for name, part in spent)
+    exc.args = (f"{exc.args[0] if exc.args else ''} The earlier steps of this scikit-learn "
+                f"Pipeline were charged before it: {steps}, epsilon={total:.4g} together at "
+                f"delta={budget.delta:g}; those charges stay in the ledger. A Pipeline fits "
+                "and charges its steps one by one; skdp.pipeline.make_pipeline (DPPipeline) "
+                "charges all of them at once, or refuses before any is charged.",
+                ) + tuple(exc.args[1:])
+
+
+def _fitted_parts(estimator):
+    """``estimator`` and the estimators fitted inside it (a ColumnTransformer's fitted clones too)."""
+    yield estimator
+    if hasattr(estimator, "steps"):
+        for _, step in estimator.steps:
+            yield from _fitted_parts(step)
+    for attribute in ("transformers_", "transformer_list"):
+        for item in getattr(estimator, attribute, None) or ():
+            yield from _fitted_parts(item[1])
+    if hasattr(estimator, "regressor_"):
+        yield from _fitted_parts(estimator.regressor_)
 
 
 def _refusing_unsupported(method):
