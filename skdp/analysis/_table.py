@@ -285,7 +285,7 @@ class _Queries:
             select=select,
             n_bounds=len(estimate) if epsilon < math.inf else 0,
             max_groups=table._max_groups if self._by else 1, max_rows=table._max_rows,
-            accountant=getattr(table.budget, "accountant", "tightest"),
+            accountant=getattr(table._budget_now(), "accountant", "tightest"),
         )
         return plan, bounds, estimate
 
@@ -308,9 +308,7 @@ class _Queries:
         if not isinstance(intervals, (bool, np.bool_)):
             raise TypeError(f"intervals must be a bool; got {intervals!r}.")
         plan, bounds, estimate = self._prepare(aggregates, epsilon, delta)
-        from .._config import _resolve_budget  # budget=None: skdp.config_context's, at query time
-
-        budget = _resolve_budget(table.budget)
+        budget = table._budget_now()
         if budget is not None:
             budget.charge(plan.curve, label=self._label(aggregates, plan))
         # Charged: from here on only the released values may shape what is returned.
@@ -566,8 +564,10 @@ class PrivateTable(_Queries):
     ----------
     data : pandas, polars or dask DataFrame
     budget : PrivacyBudget, optional
-        Charged once per query. Without one, queries are still private at
-        their own (ε, δ), but nothing keeps count.
+        Charged once per query. None: the default budget of
+        :func:`skdp.config_context` in force at each query, if any; without
+        one, queries are still private at their own (ε, δ), but nothing
+        keeps count.
     bounds : dict, optional
         ``{column: (lower, upper)}``, public bounds of numeric columns; values
         are clipped to them. A column without bounds that a sum, mean,
@@ -656,6 +656,12 @@ class PrivateTable(_Queries):
                 raise ValueError(f"bounds of column {column!r}: lower must be below upper.")
             out[column] = (lower, upper)
         return out
+
+    def _budget_now(self):
+        """The budget a query charges: the table's, else :func:`skdp.config_context`'s now."""
+        from .._config import _resolve_budget
+
+        return _resolve_budget(self.budget)
 
     @property
     def released_bounds(self) -> dict:
