@@ -183,12 +183,23 @@ def _pandas_factorize(series):
     return codes.astype(np.int64), uniques
 
 
+def _pandas_unit_codes(series):
+    """The codes of the privacy unit's column (-1 where missing): only the codes are needed."""
+    import pandas as pd
+
+    try:
+        codes, _ = pd.factorize(series, use_na_sentinel=True)
+    except TypeError:
+        codes, _ = _pandas_factorize(series)
+    return codes.astype(np.int64, copy=False)
+
+
 def _pandas_chunk(df, keys, unit, values, offset, positions=None):
     n = len(df)
     key_codes, key_values = _combine_codes([_pandas_factorize(df[k]) for k in keys])
     if not keys:
         key_codes = np.zeros(n, dtype=np.int64)
-    unit_codes = None if unit is None else _pandas_factorize(df[unit])[0]
+    unit_codes = None if unit is None else _pandas_unit_codes(df[unit])
     cols = {}
     for name in values:
         col = df[name]
