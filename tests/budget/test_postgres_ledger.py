@@ -355,10 +355,12 @@ def test_grid_search_on_a_dask_cluster_charges_the_one_database(url):
                       random_state=0)
     search = GridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, cv=3, n_jobs=-1,
                           error_score="raise")
-    # Worker processes forked from this one start in a fraction of a second (spawned,
-    # each imports everything again: 15 s on a loaded CI machine). Each is still a
-    # process of its own, that unpickles the budget and opens its own connection.
-    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), LocalCluster(
+    # Worker processes come from a fork server: forked, so they start fast, but from a
+    # process that has run no thread. A fork of this process, after earlier tests have left
+    # threads behind (a dask client's event loop, for one), hung on the oldest stack in
+    # CI with the workers stuck at start-up. Each worker is still a process of its own,
+    # that unpickles the budget and opens its own connection.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}), LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None, silence_logs=40
     ) as cluster, Client(cluster) as client:
         with joblib.parallel_backend("dask"):
