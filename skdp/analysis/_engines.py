@@ -13,7 +13,6 @@ Metadata (column names, dtypes) is read before any charge; values only after.
 
 from __future__ import annotations
 
-import math
 import numbers
 import sys
 from collections.abc import Hashable
@@ -83,7 +82,6 @@ class _Engine:
     """What every adapter answers: metadata before the charge, chunks after it."""
 
     kind = ""
-    lazy = False
 
     def __init__(self, data):
         self.data = data
@@ -283,7 +281,6 @@ class _DaskEngine(_Engine):
     """
 
     kind = "dask"
-    lazy = True
 
     def __init__(self, data):
         super().__init__(data)
@@ -376,14 +373,3 @@ def engine_for(data):
         f"{type(data).__module__}.{type(data).__name__}. Wrap a numpy array in "
         "pandas.DataFrame first, or use skdp.stats for arrays."
     )
-
-
-def check_finite_scalar(value, name):
-    """A float, finite; raises naming ``name`` (used for bounds)."""
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number; got a {type(value).__name__}.") from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite.")
-    return value

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..utils import check_budget, check_delta, check_epsilon, check_generator
+from ..utils._validation import check_scalar
 from . import _aggregates, _keys, _passes, _plan, _release
 from ._aggregates import Aggregate
 from ._engines import engine_for
@@ -28,12 +29,6 @@ class SmallGroupWarning(UserWarning):
     Raised after a release from the released values alone; the result's
     ``too_few_rows`` column names the groups.
     """
-
-
-def _check_positive_int(value, name):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1; got {value!r}.")
-    return int(value)
 
 
 def _check_alpha(alpha):
@@ -625,10 +620,12 @@ class PrivateTable(_Queries):
             raise ValueError("max_rows_per_unit and max_groups_per_unit bound a person's rows: "
                              "they need privacy_unit, the column that names the person.")
         self.privacy_unit = privacy_unit
-        self._max_rows = _check_positive_int(
-            1 if max_rows_per_unit is None else max_rows_per_unit, "max_rows_per_unit")
-        self._max_groups = _check_positive_int(
-            1 if max_groups_per_unit is None else max_groups_per_unit, "max_groups_per_unit")
+        self._max_rows = check_scalar(
+            1 if max_rows_per_unit is None else max_rows_per_unit, "max_rows_per_unit", int,
+            min_val=1)
+        self._max_groups = check_scalar(
+            1 if max_groups_per_unit is None else max_groups_per_unit, "max_groups_per_unit", int,
+            min_val=1)
         self._bounds = self._check_bounds(bounds or {}, columns)
         self._rng = check_generator(random_state)
         self._released_bounds: dict = {}
