@@ -50,6 +50,10 @@ class Task:
     classes: list = field(default=None)  # classification: public labels (0..k-1)
     bounds_y: tuple = field(default=None)  # regression: public bounds of the target
     notes: str = ""
+    # the raw table and its schema, before the public preprocessing (benchmarks whose
+    # pipelines preprocess privately start from these; same split with _split)
+    frame: object = field(default=None, repr=False)
+    schema: list = field(default=None, repr=False)
 
     @property
     def n_train(self):
@@ -91,7 +95,8 @@ def _split(X, y, stratify):
 def _task_from_frame(frame, schema, y, *, kind, **kw):
     X, norm = _encode(frame, schema)
     Xtr, Xte, ytr, yte = _split(X, np.asarray(y), kind == "classification")
-    return Task(X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte, row_norm=norm, kind=kind, **kw)
+    return Task(X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte, row_norm=norm, kind=kind,
+                frame=frame, schema=schema, **kw)
 
 
 def _rdata(package, item):
