@@ -54,6 +54,7 @@ class Task:
     # pipelines preprocess privately start from these; same split with _split)
     frame: object = field(default=None, repr=False)
     schema: list = field(default=None, repr=False)
+    labels: object = field(default=None, repr=False)  # the target of every row of frame
 
     @property
     def n_train(self):
@@ -96,7 +97,7 @@ def _task_from_frame(frame, schema, y, *, kind, **kw):
     X, norm = _encode(frame, schema)
     Xtr, Xte, ytr, yte = _split(X, np.asarray(y), kind == "classification")
     return Task(X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte, row_norm=norm, kind=kind,
-                frame=frame, schema=schema, **kw)
+                frame=frame, schema=schema, labels=np.asarray(y), **kw)
 
 
 def _rdata(package, item):
