@@ -6,6 +6,7 @@ import atexit
 import datetime
 import html
 import math
+import numbers
 import os
 import shutil
 import sqlite3
@@ -13,6 +14,8 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..accounting import RDPCurve, check_orders
 from ..accounting._accountants import check_accountant, compose_spend, spend_of
@@ -85,8 +88,16 @@ class Charge:
         return datetime.datetime.fromtimestamp(self.time)
 
 
+def _check_real(value, name):
+    """Refuse a string or a bool as the budget's ε or δ: ``float("1")`` would accept it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"The budget's {name} must be a real number; got "
+                        f"{type(value).__name__}.")
+    return value
+
+
 def _check_cap(epsilon):
-    epsilon = float(epsilon)
+    epsilon = float(_check_real(epsilon, "epsilon"))
     if math.isnan(epsilon) or epsilon <= 0:
         raise ValueError(f"The budget's epsilon must be > 0; got {epsilon!r}.")
     return epsilon
@@ -231,7 +242,7 @@ class PrivacyBudget:
     def __init__(self, epsilon: float, delta: float, *, ledger: str | os.PathLike[str] | None = None,
                  orders: ArrayLike | None = None, accountant: str = "tightest") -> None:
         self._epsilon = _check_cap(epsilon)
-        self._delta = _check_delta(delta)
+        self._delta = _check_delta(_check_real(delta, "delta"))
         self._orders = check_orders(orders)
         self._accountant = check_accountant(accountant)
         self._store = _make_ledger(ledger)
@@ -436,6 +447,15 @@ class PrivacyBudget:
             if total is not None and how is None:
                 (eps_total, _, how), state = self._spend_with(total)
             if not self._within_cap(eps_total):
+                if self.delta == 0.0 and alone == math.inf:
+                    raise BudgetExceededError(
+                        f"Charging {label!r} is refused: this budget has delta=0 (pure ε-DP), "
+                        "and delta = 0 admits no Gaussian mechanism (nor any other that is "
+                        "only (ε, δ)-DP with δ > 0): at δ = 0 its ε is infinite, whatever its "
+                        "noise. Give the budget a delta > 0 (for example PrivacyBudget("
+                        f"{self.epsilon:g}, 1e-5)), or fit with a pure ε-DP mechanism (delta=0 "
+                        "where the estimator offers it). Nothing was recorded."
+                    )
                 spent = self._spend(prior)[0]
                 raise BudgetExceededError(
                     f"Charging {label!r} (ε={alone:.4g} alone) would bring the total to "

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
-from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp, laplace_rdp
@@ -19,6 +18,7 @@ from ..preprocessing._validation import check_bool, finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._validation import check_array, validate_data
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike

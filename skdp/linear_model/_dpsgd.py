@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._base import DPEstimatorMixin
 from .._dpsgd import (
@@ -29,7 +29,7 @@ from ..utils import (
     check_epsilon,
 )
 from ..stats._range import _bounds_curve, _bounds_release
-from ..utils._validation import check_classes, check_numeric_target, check_scalar
+from ..utils._validation import check_classes, check_numeric_target, check_scalar, validate_data
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..mechanisms import GaussianMechanism
 from ..stats._range import _bounds_release, split_curve
 from ..utils import check_bounds, check_delta, check_epsilon
-from ..utils._validation import check_numeric_target
+from ..utils._validation import check_numeric_target, validate_data
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
 
 if TYPE_CHECKING:

@@ -10,12 +10,12 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
 from ..utils import check_bounds, check_delta, check_epsilon
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, validate_data
 from ._row_norm import (
     RowClipper,
     apply_clip_factors,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..preprocessing._validation import check_bool
@@ -18,7 +18,7 @@ from ..stats._noise import _noise_scales, _sums_delta
 from ..stats._sums import _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, validate_data
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike

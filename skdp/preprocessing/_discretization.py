@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.preprocessing import OneHotEncoder
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._quantiles import _quantile_curve, _quantile_release
 from ..stats._range import _bounds_curve, _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._validation import validate_data
 from ._validation import check_bool, check_choice, check_n_bins
 
 if TYPE_CHECKING:

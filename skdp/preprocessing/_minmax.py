@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
@@ -21,6 +21,7 @@ from ..stats._range import (
     split_curve,
 )
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._validation import validate_data
 from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
 
 if TYPE_CHECKING:

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..stats._sums import _mean_curve, _mean_release, _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._validation import validate_data
 from ._validation import check_bool, finite_output
 
 if TYPE_CHECKING:

@@ -22,9 +22,8 @@ import math
 import numbers
 
 import numpy as np
-from sklearn.utils import check_array
-from sklearn.utils.validation import validate_data
 
+from ..utils._validation import check_array, validate_data
 from ._binning import apply_bins, bin_edges, quantile_edges
 
 __all__ = ["FeaturesMixin", "categorical_mask", "check_categories", "encode_categorical"]
@@ -78,10 +77,11 @@ class FeaturesMixin:
         """Float matrix: numeric columns checked finite or NaN, categorical ones as codes."""
         mask = self.is_categorical_
         out = np.empty(X.shape, dtype=np.float64)
-        if not mask.all():
-            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64,
-                                        ensure_all_finite="allow-nan")
         names = getattr(self, "feature_names_in_", None)
+        if not mask.all():
+            numeric = (np.flatnonzero(~mask) if names is None else names[~mask]).tolist()
+            out[:, ~mask] = check_array(X[:, ~mask], dtype=np.float64, columns=numeric,
+                                        ensure_all_finite="allow-nan", estimator=self)
         for j in np.flatnonzero(mask):
             name = repr(str(names[j])) if names is not None else f"at index {j}"
             out[:, j] = encode_categorical(X[:, j], self._categories[j], unknown=unknown,
@@ -273,16 +273,15 @@ def encode_categorical(column, categories, *, unknown, feature):
         codes = codes[inverse.reshape(-1)]
     else:
         codes = np.array([_get(lookup, v) for v in column], dtype=np.float64)
-    bad = set()
+    outside = False
     for i in np.flatnonzero(codes < 0):
-        if not _missing(column[i]):
-            bad.add(repr(column[i]))
+        outside = outside or not _missing(column[i])
         codes[i] = c
-    if bad and unknown == "error":
-        shown = ", ".join(sorted(bad)[:3]) + (", ..." if len(bad) > 3 else "")
-        raise ValueError(f"Categorical feature {feature} holds {len(bad)} value(s) outside its "
-                         f"public categories ({shown}). Add them to its categories or make "
-                         "them missing values before fitting; nothing was charged.")
+    if outside and unknown == "error":
+        # Never quote the values (nor count them): they are rows' private values.
+        raise ValueError(f"Categorical feature {feature} holds values outside its public "
+                         "categories. Add them to its categories or make them missing values "
+                         "before fitting; nothing was charged.")
     return codes
 
 

@@ -12,7 +12,9 @@ import warnings
 from typing import TYPE_CHECKING, overload
 
 import numpy as np
+from sklearn.utils import check_array as _sklearn_check_array
 from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
 from ..budget import PrivacyBudget
 from ..exceptions import PrivacyLeakWarning
@@ -29,6 +31,7 @@ __all__ = [
     "check_epsilon",
     "check_generator",
     "check_scalar",
+    "validate_data",
 ]
 
 
@@ -169,8 +172,9 @@ def check_bounds(bounds: ArrayLike, n_features: int | None = None, *,
     ------
     ValueError
         If ``bounds`` is ``None``, not finite, beyond ±1e100 (their squares
-        must not overflow), or lower > upper. Bounds are never read from the
-        data: that would leak it.
+        must not overflow), lower > upper, or lower == upper for every
+        feature (a single point: the release would not depend on the data).
+        Bounds are never read from the data: that would leak it.
 
     Examples
     --------
@@ -208,7 +212,129 @@ def check_bounds(bounds: ArrayLike, n_features: int | None = None, *,
         )
     if (lower > upper).any():
         raise ValueError(f"{name}: every lower bound must be <= its upper bound; got {bounds!r}.")
+    if lower.size and (lower == upper).all():
+        raise ValueError(
+            f"{name} are degenerate: lower == upper for every feature (got {bounds!r}), so every "
+            "value would be clipped to one point and the release would say nothing about the "
+            "data while spending budget. Give each feature lower < upper (a feature known to be "
+            "constant may keep lower == upper when others do not); nothing was charged."
+        )
     return lower, upper
+
+
+# The skdp estimators that accept missing values (NaN) in X: the ``allow_nan`` tag
+# (tests/test_input_errors.py checks this list against the tags of every estimator).
+NAN_CAPABLE = ("skdp.tree.DPDecisionTreeClassifier", "skdp.ensemble.DPRandomForestClassifier",
+               "skdp.ensemble.DPHistGradientBoostingClassifier",
+               "skdp.ensemble.DPHistGradientBoostingRegressor", "skdp.impute.DPSimpleImputer")
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """:func:`sklearn.utils.validation.validate_data`, whose errors never quote a value.
+
+    The same parameters and results. Two of scikit-learn's errors are said
+    again in skdp's words: a text value in a numeric input (numpy's
+    ``could not convert string to float: 'oops'`` quotes the row's value)
+    names the column instead, and a NaN refused by an estimator names the
+    columns and points to skdp's estimators that accept missing values
+    (scikit-learn's message recommends its own non-private ones). Every
+    estimator calls this first in ``fit``, before the charge: an input
+    refused here costs nothing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp.naive_bayes import DPGaussianNB
+    >>> X = np.array([[0.5, "oops"], [0.2, 0.1]], dtype=object)
+    >>> DPGaussianNB(bounds=(0, 1), classes=[0, 1]).fit(X, [0, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: Input X must be numeric: column 1 holds values that are not numbers. Encode it first (for example as a categorical feature of skdp's trees and boosting, or one-hot with public categories); nothing was charged.
+    """
+    try:
+        return _sklearn_validate_data(estimator, X, y, **kwargs)
+    except ValueError as exc:
+        plain = _plain_input_error(exc, X, estimator)
+        if plain is None:
+            raise
+        raise plain from None
+
+
+def check_array(array, *, columns=None, estimator=None, **kwargs):
+    """:func:`sklearn.utils.check_array` with the errors of :func:`validate_data`.
+
+    ``columns`` names the columns of ``array`` in the error (default: the
+    DataFrame's columns, else their indices).
+    """
+    try:
+        return _sklearn_check_array(array, estimator=estimator, **kwargs)
+    except ValueError as exc:
+        plain = _plain_input_error(exc, array, estimator, columns)
+        if plain is None:
+            raise
+        raise plain from None
+
+
+def _plain_input_error(exc, X, estimator, columns=None):
+    """The ``ValueError`` to raise instead of ``exc`` (None: keep ``exc``)."""
+    message = str(exc)
+    if message.startswith("Input X contains NaN"):
+        where = _columns_where(X, columns, _holds_nan)
+        name = type(estimator).__name__ if estimator is not None else "This estimator"
+        capable = ", ".join(NAN_CAPABLE[:-1])
+        return ValueError(
+            f"Input X contains NaN (missing values){where}. {name} does not accept missing "
+            f"values. skdp's estimators that do: {capable} (missing values have a bin of their "
+            f"own), and {NAN_CAPABLE[-1]}, which imputes them privately (first in a "
+            f"skdp.pipeline.make_pipeline with {name}). Or drop those rows; nothing was charged."
+        )
+    if message.startswith(("could not convert", "invalid literal", "complex() arg")):
+        # numpy's conversion errors quote the offending value: name its column instead
+        where = _columns_where(X, columns, _not_numbers) or " in some column"
+        return ValueError(
+            f"Input X must be numeric:{where.replace(' in ', ' ', 1)} holds values that are not "
+            "numbers. Encode it first (for example as a categorical feature of skdp's trees and "
+            "boosting, or one-hot with public categories); nothing was charged."
+        )
+    return None
+
+
+def _holds_nan(column):
+    try:
+        return bool(np.isnan(np.asarray(column, dtype=np.float64)).any())
+    except (TypeError, ValueError):
+        return False
+
+
+def _not_numbers(column):
+    try:
+        np.asarray(column, dtype=np.float64)
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
+def _columns_where(X, columns, test):
+    """" in column 'a'" (or "in columns 'a', 'b'"): the columns of ``X`` where ``test`` holds.
+
+    Names, or indices without them; "" when they cannot be told (a sparse
+    matrix, a ragged list). Read only on the way to an error, before any charge.
+    """
+    try:
+        arr = np.asarray(X, dtype=object)
+    except (TypeError, ValueError):
+        return ""
+    if arr.ndim != 2:
+        return ""
+    if columns is None:
+        columns = getattr(X, "columns", None)
+    names = [repr(c) if isinstance(c, str) else str(c) for c in
+             (range(arr.shape[1]) if columns is None else columns)]
+    found = [names[j] for j in range(arr.shape[1]) if test(arr[:, j])]
+    if not found:
+        return ""
+    shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+    return f" in column{'s' if len(found) > 1 else ''} {shown}"
 
 
 def check_numeric_target(y):

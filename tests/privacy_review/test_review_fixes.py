@@ -39,11 +39,13 @@ from skdp.preprocessing import DPStandardScaler
 from skdp import stats
 
 
-def test_secure_mean_zero_width_bounds_releases():
+def test_secure_mean_zero_width_bounds_are_refused_before_the_charge():
+    # Once a crash after the charge; degenerate bounds (one point) are now refused up front.
     budget = PrivacyBudget(10.0, 1e-3)
-    out = stats.mean(np.full(10, 5.0), epsilon=1.0, delta=1e-5, bounds=(5, 5), secure=True,
-                     random_state=0, budget=budget)
-    assert out == 5.0  # the mean is clamped to the bounds [5, 5]
+    with pytest.raises(ValueError, match="degenerate"):
+        stats.mean(np.full(10, 5.0), epsilon=1.0, delta=1e-5, bounds=(5, 5), secure=True,
+                   budget=budget)
+    assert len(budget) == 0
 
 
 def test_secure_scaler_constant_column_fits():

@@ -125,6 +125,6 @@ def test_epsilon_inf_unchanged():
     assert budget.ledger[0].curve == RDPCurve.non_private()
 
 
-def test_lower_equals_upper():
-    assert stats.median(np.arange(5.0), epsilon=1.0, bounds=(2, 2), secure=True,
-                        random_state=0) == 2.0
+def test_lower_equals_upper_is_refused():
+    with pytest.raises(ValueError, match="degenerate"):
+        stats.median(np.arange(5.0), epsilon=1.0, bounds=(2, 2), secure=True)
