@@ -1,8 +1,9 @@
-"""DPKMeans: Lloyd's algorithm with noisy counts and sums per cluster."""
+"""DPKMeans: a private tree coreset to seed the centres, then Lloyd steps with noisy counts and sums."""
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,8 +30,29 @@ if TYPE_CHECKING:
 
 __all__ = ["DPKMeans"]
 
-# Candidates of the private initialisation per cluster.
-CANDIDATES_PER_CLUSTER = 4
+# The fit is one Gaussian mechanism of multiplier z (all of ε, or what the private bounds
+# leave): its parts are Gaussians of multipliers z_i with sum(1/z_i²) = 1/z², which compose
+# to exactly one of multiplier z (Dong, Roth & Su 2022, Cor. 3.3; in RDP, Mironov 2017,
+# Prop. 1 and 7). Each part gets a share of 1/z²: the noisy count of rows, the tree's noisy
+# counts (all its levels), the noisy sums of its leaves, and the Lloyd steps on the rows (the
+# rest). The constants below were chosen on the mixtures and the suite's tables of
+# benchmarks/bench_kmeans.py at ε = 0.1 and 1 (docs/benchmarks.md).
+N_SHARE = 0.02
+TREE_COUNT_SHARE = 0.15
+LEAF_SHARE = 0.25
+# Levels of the tree below its root, fixed in advance: each is one release of counts.
+TREE_DEPTH = 12
+# A leaf holds at least LEAF_ROWS·√d·(noise multiplier of the leaf sums) rows where n̂ allows
+# it, so that the noise of its mean is about 1/LEAF_ROWS of the box's half-diagonal (Google's
+# DP clustering library takes 10; 3 did better here); a node branches from BRANCH_FACTOR
+# times that.
+LEAF_ROWS = 3.0
+BRANCH_FACTOR = 3.0
+# The Lloyd steps after a private seeding, from the noisy count of rows n̂ (see _n_steps).
+MAX_AUTO_STEPS = 8
+STEP_PRECISION = 100.0
+# scikit-learn's KMeans defaults, used at epsilon=inf.
+SKLEARN_MAX_ITER = 300
 
 
 def _squared_distances(X, centers):
@@ -40,55 +62,157 @@ def _squared_distances(X, centers):
     return np.maximum(d, 0.0)
 
 
+def _n_steps(n_hat, n_clusters, n_features, z):
+    """Lloyd steps after the private seeding: more as the rows per cluster outgrow the noise.
+
+    A step of multiplier z·√T moves a centre of n/k rows by noise of norm about
+    √d·z·√T·H/(n/k) against a box of half-diagonal H; T grows until that reaches
+    about a hundredth of H, between 1 and MAX_AUTO_STEPS.
+    """
+    per_cluster = max(n_hat, 1.0) / n_clusters
+    ratio = per_cluster / (STEP_PRECISION * math.sqrt(n_features) * z)  # = √T at the limit
+    return int(min(MAX_AUTO_STEPS, max(1, math.floor(ratio * ratio))))
+
+
+def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
+    """A private coreset of the centred rows Y: the noisy means and counts of a tree's leaves.
+
+    The tree is a prefix tree of random-hyperplane hashes (SimHash, Charikar 2002): level
+    l splits each node by the sign of ⟨g_l, y⟩, g_l a Gaussian direction drawn
+    independently of the data. A node branches where its noisy count reaches
+    ``branch_min``; a child is kept where its noisy count reaches ``node_min`` (rows of
+    the others are dropped), and a node without kept children is a leaf, as in Chang,
+    Ghazi, Kumar & Manurangsi 2021 (the private coreset of Google's DP clustering library).
+    A row is in one node of each level, so each level's counts have L2 sensitivity 1
+    (noise std ``z_level``); it is in at most one leaf, so the leaves' sums have L2
+    sensitivity H (noise std ``z_leaf``·H per coordinate). Returns (points, weights).
+    """
+    n, d = Y.shape
+    node_min = max(1.0, min(LEAF_ROWS * math.sqrt(d) * z_leaf, n_hat / (2.0 * n_clusters)))
+    branch_min = BRANCH_FACTOR * node_min
+    directions = rng.standard_normal((TREE_DEPTH, d))
+    node = np.zeros(n, dtype=np.int64)  # each row's node at this level, -1: dropped
+    counts = np.array([n_hat])  # the level's noisy counts
+    leaf = np.full(n, -1, dtype=np.int64)
+    leaf_counts = []
+    for level in range(TREE_DEPTH + 1):
+        branching = counts >= branch_min if level < TREE_DEPTH else np.zeros(len(counts), bool)
+        # Nodes that do not branch are leaves.
+        first = len(leaf_counts)
+        ends = np.flatnonzero(~branching)
+        leaf_id = np.full(len(counts), -1, dtype=np.int64)
+        leaf_id[ends] = first + np.arange(len(ends))
+        leaf_counts.extend(counts[ends])
+        alive = node >= 0
+        rows = np.flatnonzero(alive & ~branching[np.maximum(node, 0)])
+        leaf[rows] = leaf_id[node[rows]]
+        node[rows] = -1
+        parents = np.flatnonzero(branching)
+        if len(parents) == 0:
+            break
+        slot = np.full(len(counts), -1, dtype=np.int64)
+        slot[parents] = np.arange(len(parents))
+        active = np.flatnonzero(node >= 0)
+        bit = (Y[active] @ directions[level] >= 0.0).astype(np.int64)
+        child = 2 * slot[node[active]] + bit
+        child_counts = np.bincount(child, minlength=2 * len(parents)).astype(float)
+        child_counts += rng.normal(0.0, z_level, size=len(child_counts))
+        kept = child_counts >= node_min
+        has_child = kept.reshape(-1, 2).any(axis=1)
+        # A branching node whose children are all dropped is a leaf with all its rows.
+        lone = parents[~has_child]
+        lone_id = len(leaf_counts) + np.arange(len(lone))
+        leaf_counts.extend(counts[lone])
+        lone_of = np.full(len(counts), -1, dtype=np.int64)
+        lone_of[lone] = lone_id
+        to_lone = lone_of[node[active]] >= 0
+        leaf[active[to_lone]] = lone_of[node[active[to_lone]]]
+        renumber = np.full(len(child_counts), -1, dtype=np.int64)
+        renumber[kept] = np.arange(int(kept.sum()))
+        node[active] = np.where(to_lone, -1, renumber[child])
+        counts = child_counts[kept]
+        if len(counts) == 0:
+            break
+    m = len(leaf_counts)
+    if m == 0:
+        return np.zeros((0, d)), np.zeros(0)
+    inside = leaf >= 0
+    sums = np.stack([np.bincount(leaf[inside], weights=Y[inside, j], minlength=m)
+                     for j in range(d)], axis=1).astype(float)
+    sums += rng.normal(0.0, z_leaf * H, size=sums.shape)
+    weights = np.maximum(np.asarray(leaf_counts, dtype=float), 1.0)
+    return sums / weights[:, None], weights
+
+
+def _weighted_kmeans(points, weights, n_clusters, box, c, rng):
+    """k centres of the weighted coreset by scikit-learn's KMeans (post-processing)."""
+    from sklearn.cluster import KMeans
+
+    d = len(c)
+    points = np.clip(points + c, *box) if len(points) else np.zeros((0, d))
+    if len(points) < n_clusters:  # too few leaves: the rest uniform in the box
+        extra = rng.uniform(box[0], box[1], size=(n_clusters - len(points), d))
+        return np.concatenate([points, extra])
+    seed = int(rng.integers(0, 2**31 - 1))
+    km = KMeans(n_clusters, n_init=10, random_state=seed)
+    return km.fit(points, sample_weight=weights).cluster_centers_
+
+
 class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
                BaseEstimator):
-    """K-means clustering with differential privacy: Lloyd steps with noisy counts and sums.
+    """K-means clustering with differential privacy: a private tree coreset, then noisy Lloyd steps.
 
-    Like :class:`sklearn.cluster.KMeans` with ``algorithm="lloyd"``. Rows
-    are clipped to the box ``bounds`` and centred at its midpoint c, so a
-    row's L2 norm is at most H, the box's half-diagonal. Each Lloyd step
-    assigns every row to its nearest centre and releases, per cluster, a
-    noisy count (sensitivity 1) and a noisy sum of its centred rows
-    (L2 sensitivity H): one row is in one cluster, so the k clusters compose
-    in parallel and a step is one Gaussian vector of L2 sensitivity 1 once
-    its parts are scaled by their sensitivities and weighted by √share
-    (count share 1/(1 + √d), sums √d/(1 + √d): the shares that minimise
-    the centre's error d/w_s² + 1/w_c², with centres within the box).
-    ``max_iter`` steps (plus one for the private initialisation) are fixed
-    in advance and composed in RDP and as privacy loss distributions (T
-    Gaussians of multiplier z√T are one of multiplier z: Mironov 2017,
-    Prop. 7 and Prop. 1). This is DP Lloyd with Gaussian noise under RDP as
-    in Lu & Shen 2020; Su et al. 2016 use Laplace noise and split ε over
-    the steps. A centre moves only where its noisy count exceeds three
-    standard deviations of the count's noise (post-processing; otherwise it
-    stays). ``delta`` must be > 0.
+    Like :class:`sklearn.cluster.KMeans`. Rows are clipped to the box
+    ``bounds`` and centred at its midpoint c, so a row's L2 norm is at most
+    H, the box's half-diagonal. The fit is one Gaussian mechanism at
+    (``epsilon``, ``delta``), made of parts whose shares of 1/z² add up
+    (Gaussians compose exactly: Dong, Roth & Su 2022, Cor. 3.3):
 
-    **Initialisation.** ``init="private"`` (default) draws
-    ``4 × n_clusters`` candidate points uniformly in the box (independent
-    of the data), runs one private Lloyd step from them, and picks
-    ``n_clusters`` of the noisy candidate centroids by k-means++ weighted by
-    their noisy counts (post-processing). ``init="random"``: ``n_clusters``
-    uniform points in the box, no extra step. An array: public centres.
+    1. a noisy count n̂ of the rows (2%);
+    2. with ``init="private"`` (default), a private coreset (Chang, Ghazi,
+       Kumar & Manurangsi 2021): a prefix tree of random-hyperplane
+       hashes, each level splitting a node by the side of a random
+       hyperplane through c, with noisy counts at every level (15%; a node
+       branches only where its noisy count is large, so the tree grows where
+       the rows are), and the noisy sums of its leaves (25%). The leaves'
+       noisy means, weighted by their noisy counts, are clustered by
+       scikit-learn's ``KMeans`` (post-processing) to seed the centres;
+    3. Lloyd steps on the rows (the rest): each assigns every row to its
+       nearest centre and releases, per cluster, a noisy count
+       (sensitivity 1) and a noisy sum of its centred rows (L2 sensitivity
+       H); one row is in one cluster, so the clusters compose in parallel
+       (DP Lloyd with Gaussian noise, Lu & Shen 2020; Su et al. 2016 use
+       Laplace noise). The count gets 1/(1 + √d) of the step's share and the
+       sums the rest (the split that minimises the centre's error
+       d/w_s² + 1/w_c²). A centre moves only where its noisy count exceeds
+       three standard deviations of the count's noise (post-processing).
+
+    With ``max_iter="auto"`` the number of Lloyd steps comes from n̂
+    (post-processing, so the cost does not depend on it): from 1 to 8, more
+    as the rows per cluster grow. An int runs that many. ``init="random"``
+    starts the Lloyd steps from uniform points in the box, an array from
+    public centres; neither spends on a tree. ``delta`` must be > 0.
 
     **Bounds.** As :class:`~skdp.decomposition.DPPCA`: public ``bounds`` cost
     nothing; ``bounds=None`` spends half of ``epsilon`` on private ones in
     the same charge. ``predict`` and ``transform`` clip rows as the fit did.
 
-    ``inertia_`` is not computed (a private inertia would need more
-    budget), nor ``labels_`` at finite ε: the training rows' labels are
-    one output per person, kept only at ``epsilon=inf``. ``fit_predict``
-    returns them without storing them. With ``epsilon=inf`` and the same
-    ``init`` the centres are those of scikit-learn's
-    ``KMeans(init=..., n_init=1, max_iter=max_iter, algorithm="lloyd")``
-    (scikit-learn moves an empty cluster to a far point; DPKMeans leaves
-    it).
+    **epsilon=inf** is scikit-learn's ``KMeans(n_clusters, init=...,
+    n_init=1, max_iter=..., random_state=random_state)`` on the
+    clipped rows, with ``init="private"`` read as ``"k-means++"`` and
+    ``max_iter="auto"`` as 300: the same centres, labels, inertia and
+    iterations for the same integer seed. ``inertia_`` and the training
+    rows' ``labels_`` are kept only there: at finite ε a private inertia
+    would need more budget, and the labels are one output per person.
+    ``fit_predict`` returns them without storing them.
 
     Parameters
     ----------
     n_clusters : int >= 1, default=8
     init : {"private", "random"} or array of shape (n_clusters, n_features), default="private"
-    max_iter : int >= 1, default=5
-        Lloyd steps, all run: each costs privacy, so fewer is better at small ε.
+    max_iter : "auto" or int >= 1, default="auto"
+        Lloyd steps at finite ε, all run (each costs privacy); the most
+        iterations at ``epsilon=inf`` (``"auto"``: 300).
     bounds : tuple (lower, upper) or None, default=None
     epsilon : float > 0, default=1.0
     delta : float in (0, 1), default=1e-5
@@ -103,9 +227,11 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     ----------
     cluster_centers_ : ndarray of shape (n_clusters, n_features)
     n_iter_ : int
-        ``max_iter``: every step is run.
+        The Lloyd steps run (scikit-learn's iterations at ``epsilon=inf``).
     bounds_ : tuple of two ndarrays of shape (n_features,)
     labels_ : ndarray of shape (n_samples,)
+        Only with ``epsilon=inf``.
+    inertia_ : float
         Only with ``epsilon=inf``.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
@@ -129,7 +255,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         n_clusters: int = 8,
         *,
         init: str | ArrayLike = "private",
-        max_iter: int = 5,
+        max_iter: int | str = "auto",
         bounds: ArrayLike | None = None,
         epsilon: float = 1.0,
         delta: float = DEFAULT_DELTA,
@@ -159,11 +285,15 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
                              f"{n_features}); got shape {centers.shape}.")
         return centers.copy()
 
-    def _n_releases(self, init, max_iter):
-        return max_iter + (1 if isinstance(init, str) and init == "private" else 0)
+    def _check_max_iter(self):
+        if isinstance(self.max_iter, str):
+            if self.max_iter != "auto":
+                raise ValueError(f'max_iter must be "auto" or an int >= 1; got {self.max_iter!r}.')
+            return None
+        return check_scalar(self.max_iter, "max_iter", int, min_val=1)
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> DPKMeans:
-        """Run ``max_iter`` private Lloyd steps; charges the budget once.
+        """Seed the centres and run the Lloyd steps; charges the budget once.
 
         Parameters
         ----------
@@ -178,7 +308,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         X = validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         n_clusters = check_scalar(self.n_clusters, "n_clusters", int, min_val=1)
-        max_iter = check_scalar(self.max_iter, "max_iter", int, min_val=1)
+        max_iter = self._check_max_iter()
         init = self._check_init(n_clusters, n_features)
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
@@ -186,66 +316,80 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         rng = self._check_generator()
         if epsilon != math.inf and delta == 0:
             raise ValueError("DPKMeans adds Gaussian noise and needs delta > 0.")
-        steps = self._n_releases(init, max_iter)
+        if epsilon == math.inf and X.shape[0] < n_clusters:
+            raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
         estimate = bounds is None and epsilon != math.inf
         z = None
         if epsilon == math.inf:
             curve = RDPCurve.non_private()
         elif estimate:
-            def stat_curve(e):  # T steps of multiplier z·√T: together (e, δ) in RDP
-                return steps * gaussian_rdp(_noise_multiplier(e, delta) * math.sqrt(steps))
+            def stat_curve(e):
+                return gaussian_rdp(_noise_multiplier(e, delta))
 
             eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_features, stat_curve)
-            z = _noise_multiplier(eps_stat, delta) * math.sqrt(steps)
+            z = _noise_multiplier(eps_stat, delta)
         else:
-            z = gaussian_multiplier(epsilon, delta) * math.sqrt(steps)
-            curve = steps * gaussian_rdp(z)
+            z = gaussian_multiplier(epsilon, delta)
+            curve = gaussian_rdp(z)
         self._charge_budget(curve)
 
         if estimate:
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
         if bounds is None:  # epsilon=inf without bounds: no clipping
             self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf))
-            box = (X.min(axis=0), X.max(axis=0)) if X.shape[0] else (np.zeros(n_features),) * 2
         else:
-            self.bounds_ = box = bounds
+            self.bounds_ = bounds
         Xc = np.clip(X, *self.bounds_)
+        if epsilon == math.inf:
+            return self._fit_exact(Xc, init, n_clusters, max_iter, rng)
+        box = self.bounds_
         c = (box[0] + box[1]) / 2.0
         H = float(np.sqrt(np.sum(((box[1] - box[0]) / 2.0) ** 2)))
-        count_w = 1.0 / (1.0 + math.sqrt(n_features))  # squared weight of the counts
-        step = _LloydStep(Xc, c, H, z, count_w, box, rng)
-        if isinstance(init, str):
+        Y = Xc - c
+        private_init = isinstance(init, str) and init == "private"
+        n_hat = X.shape[0] + rng.normal(0.0, z / math.sqrt(N_SHARE))
+        rest = 1.0 - N_SHARE
+        if private_init:
+            z_level = z * math.sqrt((TREE_DEPTH) / TREE_COUNT_SHARE)
+            z_leaf = z / math.sqrt(LEAF_SHARE)
+            points, weights = _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng)
+            centers = _weighted_kmeans(points, weights, n_clusters, box, c, rng)
+            rest -= TREE_COUNT_SHARE + LEAF_SHARE
+        elif isinstance(init, str):
             centers = rng.uniform(box[0], box[1], size=(n_clusters, n_features))
-            if init == "private":
-                centers = self._private_init(step, n_clusters, rng)
         else:
             centers = init
-        for _ in range(max_iter):
-            centers = step(centers)[0]
+        z_lloyd = z / math.sqrt(rest)
+        steps = max_iter or _n_steps(n_hat, n_clusters, n_features, z_lloyd)
+        step = _LloydStep(Y, c, H, z_lloyd * math.sqrt(steps),
+                          1.0 / (1.0 + math.sqrt(n_features)), box, rng)
+        for _ in range(steps):
+            centers = step(centers)
         self.cluster_centers_ = centers
-        self.n_iter_ = max_iter
-        if epsilon == math.inf:
-            self.labels_ = self._labels(Xc)
+        self.n_iter_ = steps
         return self
 
-    def _private_init(self, step, n_clusters, rng):
-        """One private Lloyd step from random candidates, then weighted k-means++ on them."""
-        m = CANDIDATES_PER_CLUSTER * n_clusters
-        box = step.box
-        candidates = rng.uniform(box[0], box[1], size=(m, len(step.c)))
-        cand, counts, moved = step(candidates)
-        weights = np.where(moved, np.maximum(counts, 0.0), 0.0)
-        if weights.sum() <= 0:
-            weights = np.ones(m)
-        chosen = [int(np.argmax(weights))]
-        for _ in range(1, n_clusters):
-            d2 = _squared_distances(cand, cand[chosen]).min(axis=1)
-            p = weights * d2
-            if p.sum() <= 0:
-                p = np.ones(m)
-                p[chosen] = 0.0
-            chosen.append(int(rng.choice(m, p=p / p.sum())))
-        return cand[chosen]
+    def _fit_exact(self, Xc, init, n_clusters, max_iter, rng):
+        """scikit-learn's KMeans on the clipped rows (epsilon=inf)."""
+        from sklearn.cluster import KMeans
+
+        if isinstance(init, str) and init == "random":
+            finite = np.isfinite(self.bounds_[0]) & np.isfinite(self.bounds_[1])
+            lo = np.where(finite, self.bounds_[0], Xc.min(axis=0))
+            hi = np.where(finite, self.bounds_[1], Xc.max(axis=0))
+            init = rng.uniform(lo, hi, size=(n_clusters, Xc.shape[1]))
+        elif isinstance(init, str):
+            init = "k-means++"
+        seed = self.random_state
+        if not (seed is None or isinstance(seed, (numbers.Integral, np.random.RandomState))):
+            seed = int(rng.integers(0, 2**31 - 1))  # a Generator or secure=True
+        km = KMeans(n_clusters, init=init, n_init=1, max_iter=max_iter or SKLEARN_MAX_ITER,
+                    random_state=seed).fit(Xc)
+        self.cluster_centers_ = km.cluster_centers_
+        self.labels_ = km.labels_.astype(np.int64)
+        self.inertia_ = float(km.inertia_)
+        self.n_iter_ = int(km.n_iter_)
+        return self
 
     def _labels(self, Xc):
         return np.argmin(_squared_distances(Xc, self.cluster_centers_), axis=1).astype(np.int64)
@@ -302,33 +446,27 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
 
 
 class _LloydStep:
-    """One Lloyd step on the clipped rows: the centroids from noisy counts and sums.
+    """One private Lloyd step on the centred clipped rows Y: centroids from noisy counts and sums.
 
-    ``z`` is the noise multiplier of the step's Gaussian vector (None: exact).
-    Returns (centres, noisy counts, moved) for the given centres.
+    ``z`` is the noise multiplier of the step's Gaussian vector: the counts (sensitivity 1)
+    get std z/√count_w and the sums (L2 sensitivity H) std z·H/√(1 − count_w), so the
+    vector has L2 sensitivity 1 once scaled (one row is in one cluster).
     """
 
-    def __init__(self, Xc, c, H, z, count_w, box, rng):
-        self.Xc, self.c, self.H, self.z, self.box, self.rng = Xc, c, H, z, box, rng
+    def __init__(self, Y, c, H, z, count_w, box, rng):
+        self.Y, self.c, self.H, self.z, self.box, self.rng = Y, c, H, z, box, rng
         self.count_w = count_w
 
     def __call__(self, centers):
         k, d = centers.shape
-        labels = np.argmin(_squared_distances(self.Xc, centers), axis=1)
+        labels = np.argmin(_squared_distances(self.Y, centers - self.c), axis=1)
         counts = np.bincount(labels, minlength=k).astype(float)
-        Y = self.Xc - self.c
-        sums = np.stack([np.bincount(labels, weights=Y[:, j], minlength=k) for j in range(d)],
-                        axis=1) if d else np.zeros((k, 0))
-        if self.z is None:
-            moved = counts > 0
-            new = np.where(moved[:, None], self.c + sums / np.maximum(counts, 1.0)[:, None],
-                           centers)
-            return new, counts, moved
+        sums = np.stack([np.bincount(labels, weights=self.Y[:, j], minlength=k)
+                         for j in range(d)], axis=1) if d else np.zeros((k, 0))
         count_std = self.z / math.sqrt(self.count_w)
         counts = counts + self.rng.normal(0.0, count_std, size=k)
         sums = sums + self.rng.normal(0.0, self.z * self.H / math.sqrt(1.0 - self.count_w),
                                       size=(k, d))
         moved = counts > 3.0 * count_std
         new = self.c + sums / np.maximum(counts, 1.0)[:, None]
-        new = np.where(moved[:, None], np.clip(new, *self.box), centers)
-        return new, counts, moved
+        return np.where(moved[:, None], np.clip(new, *self.box), centers)

@@ -57,6 +57,10 @@ random_state, secure
     Attributes
     ----------
     classes_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
+    feature_importances_ : ndarray of shape (n_features,)
+        Each tree's decrease of the Gini impurity by feature, computed from
+        its leaves' noisy class counts (post-processing, no privacy cost),
+        normalised per tree and averaged, as scikit-learn's forests.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 

@@ -41,7 +41,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
 from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
-from ._grower import grow_tree
+from ._grower import feature_importances, grow_tree
 from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
@@ -218,6 +218,17 @@ class CountSplitter:
             counts = counts + self.count_std * rng.standard_normal(counts.shape)
         return counts, None
 
+    def impurity(self, counts, _):
+        """Gini impurity of each node times its rows, n − Σ_k C_k²/n, from its (noisy) counts.
+
+        scikit-learn's weighted impurity, so a split's gain is its decrease of the
+        Gini impurity (its ``feature_importances_``); counts below 0 count as 0.
+        """
+        counts = np.maximum(counts, 0.0)
+        n = counts.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, n - (counts**2).sum(axis=1) / n, 0.0)
+
     def leaf_values(self, counts, _, learning_rate):
         """Class probabilities of each leaf from its (noisy) counts: post-processing."""
         counts = np.maximum(counts, 0.0)
@@ -310,6 +321,24 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
             self.split_epsilon_ = split_epsilon
             self.leaf_noise_std_ = count_std
         return self
+
+    @property
+    def feature_importances_(self) -> NDArray:
+        """The impurity-based importance of each feature, from the released trees alone.
+
+        scikit-learn's mean decrease in impurity, computed from what the fit
+        released: a node's class counts are the sums of its leaves' noisy
+        counts (negative ones as 0), and each split's decrease of the Gini
+        impurity, weighted by the node's (noisy) rows, is added to its
+        feature; each tree's importances are normalised, then averaged over
+        the trees. Post-processing: it costs no privacy. Non-negative, of
+        shape (n_features_in_,), summing to 1 (all zeros if no split
+        decreases the impurity). With finite ε the trees are complete, and a
+        split chosen by the noise still credits its feature with the noise's
+        decrease, so a useless feature keeps a share (smaller for larger ε).
+        """
+        check_is_fitted(self)
+        return feature_importances(self._trees, self.n_features_in_, per_tree=True)
 
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities: the mean over trees of the leaf's (noisy) class frequencies."""
@@ -404,6 +433,10 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     classes_, bin_edges_, bounds_, split_epsilon_, leaf_noise_std_
     is_categorical_ : ndarray of shape (n_features,) or None
         Which features are categorical; None if none is.
+    feature_importances_ : ndarray of shape (n_features,)
+        The decrease of the Gini impurity at each split, computed from the
+        leaves' noisy class counts (post-processing of the released tree, no
+        privacy cost) and added up by feature, normalised to sum to 1.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 

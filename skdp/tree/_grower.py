@@ -9,24 +9,32 @@ of the missing bin (:mod:`._candidates`) as well as a categorical feature's
 set of categories. A node that the exact splitter leaves unsplit sends
 every row left (a row of False). An int threshold per node (a row goes
 right when its bin is >= it) is accepted too.
+
+Each split's gain is computed from the leaves' released sums alone (the
+noisy class counts, or the noisy gradient and hessian sums): a node's sums
+are the sums of its leaves', and its gain is the impurity of its sums less
+its children's, by the splitter's ``impurity``. That is post-processing;
+:func:`feature_importances` adds the gains up by feature.
 """
 
 import numpy as np
 
-__all__ = ["TreePredictor", "grow_tree"]
+__all__ = ["TreePredictor", "feature_importances", "grow_tree"]
 
 
 class TreePredictor:
     """A fitted tree: split features and threshold bins per inner node, values per leaf.
 
     ``threshold`` is an int array (n_inner,), or a bool array (n_inner, n_bins)
-    whose entry [node, bin] is True when the bin goes right.
+    whose entry [node, bin] is True when the bin goes right. ``split_gain``
+    (n_inner,) is each split's gain from the leaves' released sums (>= 0).
     """
 
-    def __init__(self, feature, threshold, value):
+    def __init__(self, feature, threshold, value, split_gain=None):
         self.feature = feature
         self.threshold = threshold
         self.value = value
+        self.split_gain = split_gain
         self.depth = int(np.log2(value.shape[0]))
 
     def leaf_index(self, binned):
@@ -69,4 +77,42 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
     n_leaves = 2**max_depth
     G, H = splitter.leaves(local, n_leaves, g, h, rng)
     value = splitter.leaf_values(G, H, learning_rate)
-    return TreePredictor(feature, threshold, value), local
+    gain = _split_gains(splitter.impurity(_node_sums(G), None if H is None else _node_sums(H)))
+    return TreePredictor(feature, threshold, value, gain), local
+
+
+def _node_sums(leaf_sums):
+    """The sums of every node of a complete tree (heap order), from its leaves' sums."""
+    levels = [np.asarray(leaf_sums, dtype=np.float64)]
+    while levels[-1].shape[0] > 1:
+        below = levels[-1]
+        levels.append(below[0::2] + below[1::2])  # nodes 2i + 1 and 2i + 2 are i's children
+    return np.concatenate(levels[::-1])
+
+
+def _split_gains(impurity):
+    """Impurity of each inner node less its children's, floored at 0 (noisy sums can invert it)."""
+    n_inner = impurity.shape[0] // 2
+    inner = np.arange(n_inner)
+    gain = impurity[inner] - impurity[2 * inner + 1] - impurity[2 * inner + 2]
+    return np.maximum(gain, 0.0)
+
+
+def feature_importances(trees, n_features, *, per_tree):
+    """Gains of the splits added up by feature, as a distribution over the features.
+
+    ``per_tree=True`` normalises each tree's importances first and averages
+    them, as scikit-learn's forests do; ``False`` adds every split's gain of
+    every tree, as its gradient boosting does. All zeros when no split has a
+    positive gain (as scikit-learn, for trees that never split).
+    """
+    totals = []
+    for tree in trees:
+        totals.append(np.bincount(tree.feature, weights=tree.split_gain, minlength=n_features))
+    totals = np.array(totals).reshape(-1, n_features)
+    if per_tree:
+        sums = totals.sum(axis=1)
+        totals = totals[sums > 0] / sums[sums > 0, None]
+    importances = totals.sum(axis=0)
+    total = importances.sum()
+    return importances / total if total > 0 else importances

@@ -220,6 +220,12 @@ class ExactSplitter:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(denom > 0, -learning_rate * G / denom, 0.0)
 
+    def impurity(self, G, H):
+        """−G²/(H + λ) of each node: a split's gain is its parent's less its children's."""
+        denom = H + self.lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(denom > 0, -G**2 / denom, 0.0)
+
 
 class PrivateSplitter:
     """Exponential-mechanism splits and Gaussian leaf sums; every read is a release.
@@ -293,3 +299,11 @@ class PrivateSplitter:
 
     def leaf_values(self, G, H, learning_rate):
         return -learning_rate * G / (np.maximum(H, HESSIAN_FLOOR * self.hess_std) + self.lam)
+
+    def impurity(self, G, H):
+        """−G̃²/(max(H̃, 10·s_H) + λ) of each node from its leaves' noisy sums (post-processing).
+
+        A split's gain is its parent's less its children's, the gain of the exact
+        splitter with the hessian floored as in :meth:`leaf_values`.
+        """
+        return -G**2 / (np.maximum(H, HESSIAN_FLOOR * self.hess_std) + self.lam)

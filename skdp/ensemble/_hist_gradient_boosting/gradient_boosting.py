@@ -16,7 +16,7 @@ from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
 from ...utils._validation import check_classes, check_numeric_target, check_scalar
 from ...tree._categorical import FeaturesMixin
-from ...tree._grower import grow_tree
+from ...tree._grower import feature_importances, grow_tree
 from ...tree._histogram import SparseBins
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
@@ -141,6 +141,24 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         if plan.private:
             self.split_epsilon_ = splitter.split_epsilon
             self.leaf_noise_std_ = (splitter.grad_std, splitter.hess_std)
+
+    @property
+    def feature_importances_(self) -> NDArray:
+        """The importance of each feature: the gains of its splits, from the released trees alone.
+
+        A split's gain G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) (the loss
+        decrease of Newton leaves) is computed from the leaves' released
+        gradient and hessian sums (noisy with finite ε, each hessian sum
+        floored at 10 times its noise std as the leaf values are; a node's
+        sums are its leaves'), floored at 0, added up by feature over every
+        tree and normalised, as scikit-learn's ``GradientBoosting*`` does
+        (its ``HistGradientBoosting*`` has none). Post-processing: it costs
+        no privacy. Non-negative, of shape (n_features_in_,), summing to 1
+        (all zeros if no split has a gain).
+        """
+        check_is_fitted(self)
+        trees = [tree for round_trees in self._predictors for tree in round_trees]
+        return feature_importances(trees, self.n_features_in_, per_tree=False)
 
     def _raw_predict(self, X):
         check_is_fitted(self)
@@ -300,6 +318,10 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         ε_s of each level's exponential mechanism (finite ε only).
     leaf_noise_std_ : tuple (float, float)
         Noise std of each leaf's gradient and hessian sum (finite ε only).
+    feature_importances_ : ndarray of shape (n_features,)
+        The gains of the splits by feature, computed from the leaves'
+        released (noisy) gradient and hessian sums: post-processing, no
+        privacy cost. Normalised to sum to 1.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
@@ -471,6 +493,8 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
     ----------
     bounds_y_ : tuple (float, float) or None
     n_iter_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
+    feature_importances_
+        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
