@@ -13,7 +13,7 @@ from sklearn.base import (
     ClusterMixin,
     TransformerMixin,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
@@ -22,7 +22,7 @@ from ..preprocessing._validation import finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._validation import check_scalar
+from ..utils._validation import check_scalar, validate_data
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, NDArray, RandomStateLike
