@@ -256,10 +256,10 @@ def _value_checker(estimator, final):
     if estimator is None or isinstance(estimator, str):
         return estimator
     if isinstance(estimator, Pipeline):
+        # a plain Pipeline (a DPPipeline's charge and split are not what is checked here)
         last = len(estimator.steps) - 1
-        return clone(estimator).set_params(steps=[
-            (name, _value_checker(step, final and i == last))
-            for i, (name, step) in enumerate(estimator.steps)])
+        return Pipeline([(name, _value_checker(step, final and i == last))
+                         for i, (name, step) in enumerate(estimator.steps)])
     if isinstance(estimator, ColumnTransformer):
         return clone(estimator).set_params(
             transformers=[(name, _value_checker(step, False), columns)

@@ -312,6 +312,12 @@ class _SearchPlan:
     def _epsilon_keys(self, candidates, allow_inf=False):
         """The steps' (nested) ``epsilon`` keys that a total ε scales, checked before any probe."""
         keys = _nested_params(self.estimator, "epsilon")
+        if "epsilon" in keys and "steps" in self.estimator.get_params(deep=False):
+            # a DPPipeline: given its own total, the search scales that total (the pipeline
+            # splits it among its steps); without one, the steps' own epsilon
+            own = keys.pop("epsilon")
+            if own is not None:
+                keys = {"epsilon": own}
         auto = isinstance(self.epsilon, str)
         given = "epsilon='auto' (the default)" if auto else "a total epsilon"
         if not keys:

@@ -210,6 +210,10 @@ def _probe(estimator, X, y, recorder, cache=None, key=None):
     leading public steps is reused from an earlier probe with the same steps.
     """
     if isinstance(estimator, Pipeline):
+        # a DPPipeline given a total epsilon: its steps with their shares of it
+        with_split = getattr(estimator, "_split_for_probe", None)
+        if with_split is not None and getattr(estimator, "epsilon", None) is not None:
+            estimator = with_split(X, y, recorder)
         Xt = X
         steps = [step for _, step in estimator.steps]
         for i, step in enumerate(steps[:-1]):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import inspect
 from collections import Counter
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,6 +23,8 @@ from ..model_selection._checks import _check_values
 from ..model_selection._params import _nested_params, _quiet
 from ..model_selection._probe import _CurveRecorder, _n_samples, _placeholder_X, _probe
 from ..model_selection._runs import _sync_fitted_copies
+from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ._split import split_epsilon, step_weights, unset_epsilon_keys
 
 if TYPE_CHECKING:
     from typing import Any
@@ -80,18 +84,47 @@ class DPPipeline(Pipeline):
        :class:`~skdp.BudgetExceededError` before any step is fitted;
     4. the steps are fitted, each drawing on that reservation.
 
+    **One total.** Given ``epsilon``, the pipeline splits it among the
+    private steps that leave their ``epsilon`` at its default: the model (the
+    last step) gets ten times the weight of each step before it (an imputer,
+    a scaler, a projection), and one factor scales the weights so that the
+    whole pipeline, with the steps that set their own ``epsilon``, costs
+    ``epsilon`` at the accounting δ (:mod:`skdp.pipeline._split`; the rule
+    was chosen on the benchmark suite's tables, see "Pipelines: one total" in
+    the benchmarks). The split reads only the data's shape, dtypes and column
+    names: :meth:`epsilon_split` and :func:`skdp.privacy_cost` give it before
+    the fit, the ledger's label records it, and the fitted pipeline keeps it
+    as ``epsilon_split_``. The steps' own parameters are left as they were.
+
     All the private steps must share one budget (or have ``budget=None``:
-    they then share the default budget of :func:`skdp.config_context` when
-    one is in force, and are not charged without it, as in a plain
-    ``Pipeline``). Everything else
+    they then share the pipeline's ``budget``, else the default budget of
+    :func:`skdp.config_context` when one is in force, and are not charged
+    without it, as in a plain ``Pipeline``). Everything else
     is scikit-learn's ``Pipeline``: it clones, pickles and runs inside
     ``GridSearchCV`` and ``cross_val_score``, where each fit is one charge.
 
     Parameters
     ----------
     steps : list of (str, estimator)
+    epsilon : float > 0 or None, default=None
+        The total ε of the pipeline's private steps, split among those that
+        leave their ``epsilon`` unset (at their class's default). ``inf``
+        fits those steps without privacy. ``None``: each step spends its own
+        ``epsilon``.
+    delta : float in [0, 1) or None, default=None
+        The δ at which ``epsilon`` is the total. ``None``: the δ of the
+        budget the steps charge, else :data:`skdp.utils.DEFAULT_DELTA`.
+    budget : PrivacyBudget or None, default=None
+        The budget of the private steps that name none.
     transform_input, memory, verbose
         As in :class:`sklearn.pipeline.Pipeline`.
+
+    Attributes
+    ----------
+    epsilon_split_ : dict
+        The ``epsilon`` each step that took a share of the total was fitted
+        at, by parameter key (``{"dplogisticregression__epsilon": 0.93, ...}``);
+        empty with ``epsilon=None``.
 
     See Also
     --------
@@ -119,7 +152,29 @@ class DPPipeline(Pipeline):
     DPPipeline(...)
     >>> len(budget)
     1
+
+    One total, split for the steps:
+
+    >>> pipe = make_pipeline(DPStandardScaler(bounds=(-3, 3)),
+    ...                      DPGaussianNB(bounds=(-3, 3), classes=[0, 1]),
+    ...                      epsilon=0.3, budget=budget)
+    >>> split = pipe.epsilon_split(X, y)
+    >>> {key: round(eps, 3) for key, eps in split.items()}
+    {'dpstandardscaler__epsilon': 0.033, 'dpgaussiannb__epsilon': 0.33}
+    >>> round(pipe.fit(X, y).epsilon_split_["dpgaussiannb__epsilon"], 3)
+    0.33
+    >>> round(budget.spent()[0], 2)
+    1.0
     """
+
+    def __init__(self, steps, *, epsilon: float | None = None, delta: float | None = None,
+                 budget: PrivacyBudget | None = None, transform_input: list[str] | None = None,
+                 memory: str | Memory | None = None, verbose: bool = False) -> None:
+        super().__init__(steps, transform_input=transform_input, memory=memory,
+                         verbose=verbose)
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
 
     def fit(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> DPPipeline:
         """Charge the private steps' curves once, then fit every step.
@@ -137,27 +192,114 @@ class DPPipeline(Pipeline):
         self
         """
         keys, budget = self._budget_keys()
+        self._check_total()
         if budget is None:
-            return super().fit(X, y, **params)
+            self.epsilon_split_ = self._split(X, y, None)
+            with _params_set(self, self.epsilon_split_):
+                super().fit(X, y, **params)
+            return self
         # (1) every step refuses here what it would refuse in the fit.
         _check_step_fit_params(self, params)
         with _quiet():
             _check_values(self._as_pipeline(), X, y, labels=None)
-        # (2) the curves of the steps that charge this budget, from shapes only.
-        curve = self._reserved_curve(X, y, keys, budget)
+        # (2) the share of the total of each step that leaves its epsilon unset, and the
+        # curves of the steps that charge this budget, from shapes only.
+        split = self._split(X, y, budget)
+        curve = self._reserved_curve(X, y, keys, budget, split)
         # (3) one charge for all of them, or none.
-        budget.charge(curve, label=self._label())
+        budget.charge(curve, label=self._label(split))
+        self.epsilon_split_ = split
         # (4) the steps fit against the reservation, then get their budget back,
         # also the fitted copies a ColumnTransformer keeps in transformers_.
         prepaid = _as_budget(_Prepaid(curve), budget)
-        given = {k: v for k, v in self.get_params(deep=True).items() if k in keys}
-        self.set_params(**{k: prepaid for k in keys})
         try:
-            super().fit(X, y, **params)
+            with _params_set(self, {**split, **dict.fromkeys(keys, prepaid)}):
+                super().fit(X, y, **params)
         finally:
-            self.set_params(**given)
             _sync_fitted_copies(self)
         return self
+
+    def epsilon_split(self, X: ArrayLike, y: ArrayLike | None = None) -> dict[str, float]:
+        """The ``epsilon`` of each step that takes a share of the total, before the fit.
+
+        Reads only the shape, dtypes and column names of ``X`` (and, for a
+        classifier without public ``classes``, the label set of ``y``), as
+        :func:`skdp.privacy_cost` does; the fit uses the same split.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Data shaped like the data to fit.
+        y : array-like, default=None
+
+        Returns
+        -------
+        dict
+            ``{parameter key: epsilon}``; empty with ``epsilon=None``.
+        """
+        self._check_total()
+        return self._split(X, y, self._budget_keys()[1])
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The notebook view: scikit-learn's, under a line with each step's share of ``epsilon``."""
+        output = super()._repr_mimebundle_(**kwargs)
+        shares = self._shares()
+        if shares and "text/html" in output:
+            parts = ", ".join(f"{name} {share:.0%}" for name, share in shares.items())
+            caption = (f"<p>epsilon={self.epsilon:g} split by weight: {html.escape(parts)} "
+                       "(each step's epsilon: <code>epsilon_split(X, y)</code>)</p>")
+            output["text/html"] = caption + output["text/html"]
+        return output
+
+    def _shares(self):
+        """``{step name: share}`` of the weights of the split (:mod:`._split`), before any data.
+
+        The ε of each step is a little more than its share of the total, since
+        the steps compose more tightly than their ε add up: see
+        :meth:`epsilon_split`.
+        """
+        if self.epsilon is None:
+            return {}
+        weights = step_weights(self, unset_epsilon_keys(self))
+        total = sum(weights.values())
+        shares = {}
+        for key, weight in weights.items():
+            step = key.split("__", 1)[0]
+            shares[step] = shares.get(step, 0.0) + weight / total
+        return shares
+
+    def _check_total(self):
+        if self.epsilon is not None:
+            check_epsilon(self.epsilon, allow_inf=True)
+        if self.delta is not None:
+            check_delta(self.delta)
+
+    def _split(self, X, y, budget):
+        """``{key: epsilon}`` of the unset steps' shares of ``self.epsilon`` (empty without one)."""
+        if self.epsilon is None:
+            return {}
+        model = self._as_pipeline()
+        n = _n_samples(X)
+        y_like = None if y is None else _placeholder_target(model, y, n)
+        _ignore_unknown_categories(model)
+        return self._split_on(model, _placeholder_X(X, n), y_like, budget)
+
+    def _split_on(self, model, X_like, y_like, budget):
+        if self.delta is not None:
+            delta = float(self.delta)
+        elif budget is not None and (budget.delta > 0 or not isinstance(budget, _CurveRecorder)):
+            delta = float(budget.delta)
+        else:  # no budget, or a probe's recorder that was given no delta
+            delta = DEFAULT_DELTA
+        accountant = getattr(budget, "accountant", None) or getattr(budget, "_accountant", None)
+        return split_epsilon(model, float(self.epsilon), X_like, y_like, delta=delta,
+                             accountant=accountant or "tightest")
+
+    def _split_for_probe(self, X_like, y_like, recorder):
+        """The pipeline as a plain ``Pipeline`` whose unset steps hold their share (for probes)."""
+        model = self._as_pipeline()  # clones: the probed object keeps its own parameters
+        model.set_params(**self._split_on(model, X_like, y_like, recorder))
+        return model
 
     def fit_transform(self, X: ArrayLike, y: ArrayLike | None = None, **params) -> Any:
         """Fit as :meth:`fit` does, then transform ``X`` with the fitted steps."""
@@ -170,15 +312,18 @@ class DPPipeline(Pipeline):
     def _budget_keys(self):
         """The parameter keys holding the budget, and that budget (one for all steps).
 
-        A private step given no ``budget`` holds the default budget of
-        :func:`skdp.config_context` when one is in force for it.
+        A private step given no ``budget`` holds the pipeline's ``budget``, else
+        the default budget of :func:`skdp.config_context` when one is in force
+        for it.
         """
         params = self.get_params(deep=True)
         held = {}
         for key, budget in _nested_params(self, "budget").items():
+            if key == "budget":  # the pipeline's own: the default of its steps
+                continue
             if budget is None:
-                owner = params.get(key.rpartition("__")[0]) if "__" in key else self
-                budget = _config._default_budget(owner)
+                budget = (self.budget if self.budget is not None
+                          else _config._default_budget(params.get(key.rpartition("__")[0])))
             if budget is not None:
                 held[key] = budget
         budgets = {id(b): b for b in held.values()}
@@ -192,10 +337,10 @@ class DPPipeline(Pipeline):
             raise TypeError(f"budget must be a PrivacyBudget; got {type(budget).__name__}.")
         return list(held), budget
 
-    def _reserved_curve(self, X, y, keys, budget=None):
+    def _reserved_curve(self, X, y, keys, budget=None, split=None):
         model = self._as_pipeline()
         recorder = _as_budget(_CurveRecorder(), budget)
-        model.set_params(**{k: recorder for k in keys})
+        model.set_params(**{**(split or {}), **{k: recorder for k in keys}})
         _ignore_unknown_categories(model)  # the real input's categories were checked in (1)
         n = _n_samples(X)
         y_like = None if y is None else _placeholder_target(model, y, n)
@@ -246,10 +391,14 @@ class DPPipeline(Pipeline):
         """An unfitted scikit-learn Pipeline of clones of the steps (it charges step by step)."""
         return Pipeline(clone(self).steps)
 
-    def _label(self):
+    def _label(self, split=None):
         names = [type(step).__name__ for _, step in self.steps
                  if step is not None and not isinstance(step, str)]
         text = f"DPPipeline({', '.join(names)})"
+        if split:
+            shares = ", ".join(f"{key.removesuffix('__epsilon')} {eps:.4g}"
+                               for key, eps in split.items())
+            text += f" epsilon={self.epsilon:g} split as {shares}"
         return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -263,6 +412,17 @@ def _as_budget(recorder, budget):
         recorder.delta = budget.delta
         recorder._accountant = getattr(budget, "accountant", "tightest")
     return recorder
+
+
+@contextmanager
+def _params_set(estimator, params):
+    """``estimator`` with ``params`` set inside the block, and its own values back after it."""
+    given = {k: v for k, v in estimator.get_params(deep=True).items() if k in params}
+    estimator.set_params(**params)
+    try:
+        yield estimator
+    finally:
+        estimator.set_params(**given)
 
 
 def _width(X):
@@ -287,13 +447,18 @@ def _check_step_fit_params(pipeline, params):
                             f"{name!r} (passed to the DPPipeline as {key!r}).")
 
 
-def make_pipeline(*steps, memory: str | Memory | None = None,
+def make_pipeline(*steps, epsilon: float | None = None, delta: float | None = None,
+                  budget: PrivacyBudget | None = None, memory: str | Memory | None = None,
                   transform_input: list[str] | None = None, verbose: bool = False) -> DPPipeline:
     """Build a :class:`DPPipeline` from its steps, named after their classes in lower case.
 
     Parameters
     ----------
     *steps : estimators
+    epsilon, delta, budget
+        The pipeline's total ε (split among the private steps that leave
+        theirs unset), the δ it is stated at, and the budget of the steps
+        that name none: see :class:`DPPipeline`.
     memory, transform_input, verbose
         As in :func:`sklearn.pipeline.make_pipeline`.
 
@@ -318,4 +483,5 @@ def make_pipeline(*steps, memory: str | Memory | None = None,
             seen[name] += 1
             name = f"{name}-{seen[name]}"
         named.append((name, step))
-    return DPPipeline(named, memory=memory, transform_input=transform_input, verbose=verbose)
+    return DPPipeline(named, epsilon=epsilon, delta=delta, budget=budget, memory=memory,
+                      transform_input=transform_input, verbose=verbose)

@@ -1,0 +1,120 @@
+"""One total ε for a pipeline, split among the private steps that leave theirs unset.
+
+The rule (:func:`step_weights`): every private step that leaves its
+``epsilon`` at the default of its class gets a weight by its role, the
+pipeline's last step (the model) :data:`MODEL_WEIGHT`, every step before it
+(preprocessing: an imputer, a scaler, a discretiser, a projection)
+:data:`PREPROCESSING_WEIGHT`; each such step's ``epsilon`` is its weight times
+one factor, the largest (to 0.01 %) for which the whole pipeline, the steps
+that set their own ``epsilon`` included, costs at most the total at the
+accounting δ. The curves come from probes on placeholder rows, as
+:func:`skdp.privacy_cost` finds them: the split reads only the parameters and
+the data's shape, dtypes and column names.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+from sklearn.base import clone
+
+from ..accounting import epsilon_of
+from ..accounting._bisect import largest_within
+from ..model_selection._params import _nested_params, _quiet
+from ..model_selection._probe import _CurveRecorder, _n_samples, _probe, _ProbeCache
+
+# The model needs far more of ε than the steps that prepare its input: on the classification
+# tables of benchmarks/bench_suite.py, pipelines of an imputer, a scaler and a model scored
+# best with the preprocessing at a few percent of the total each
+# (benchmarks/bench_pipeline_split.py, its table in docs/benchmarks.md).
+MODEL_WEIGHT = 1.0
+PREPROCESSING_WEIGHT = 0.1
+
+_SMALLEST_FACTOR = 1e-6
+
+
+def unset_epsilon_keys(pipeline):
+    """The ``epsilon`` keys of the private steps that leave theirs at their class's default.
+
+    A private step is one with a ``budget`` parameter; one nested inside
+    another private step (a search's estimator) is its owner's business, and
+    is left out. A step given another ``epsilon`` than its default keeps it.
+    """
+    params = pipeline.get_params(deep=True)
+    owners = [key[: -len("budget")] for key in _nested_params(pipeline, "budget") if key != "budget"]
+    outermost = [p for p in owners if not any(o != p and p.startswith(o) for o in owners)]
+    unset = []
+    for prefix in outermost:
+        key = prefix + "epsilon"
+        owner = params.get(prefix[:-2])
+        if key in params and owner is not None and params[key] == _default_epsilon(owner):
+            unset.append(key)
+    return unset
+
+
+def _default_epsilon(estimator):
+    parameter = inspect.signature(type(estimator).__init__).parameters.get("epsilon")
+    return None if parameter is None else parameter.default
+
+
+def step_weights(pipeline, keys):
+    """The weight of each key of :func:`unset_epsilon_keys` (the rule of the module's docstring)."""
+    last = pipeline.steps[-1][0]
+    return {key: MODEL_WEIGHT if key.split("__", 1)[0] == last else PREPROCESSING_WEIGHT
+            for key in keys}
+
+
+def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightest",
+                  weights=None):
+    """``{key: epsilon}`` for the unset steps of ``pipeline``, so that it costs ``total``.
+
+    Parameters
+    ----------
+    pipeline : Pipeline
+        An unfitted pipeline; not changed.
+    total : float
+        The total ε, > 0 (inf gives every unset step ``epsilon=inf``).
+    X_like, y_like
+        Placeholders with the data's shape, dtypes and column names, and its
+        labels' placeholder.
+    delta : float
+        The δ at which the total is stated.
+    accountant : str
+        How a curve is converted to ε (:func:`skdp.accounting.epsilon_of`).
+    weights : dict, optional
+        Weights per key instead of the rule's (:func:`step_weights`).
+    """
+    keys = unset_epsilon_keys(pipeline)
+    if not keys:
+        raise ValueError(
+            f"epsilon={total!r} is given to the pipeline, but no private step leaves its "
+            "epsilon unset to take a share of it: leave a step's epsilon at its default, or "
+            "pass epsilon=None (each step then spends its own); nothing was charged.")
+    weights = step_weights(pipeline, keys) if weights is None else weights
+    if total == math.inf:
+        return dict.fromkeys(keys, math.inf)
+    model, cache, n = clone(pipeline), _ProbeCache(X_like), _n_samples(X_like)
+
+    def cost(t):
+        if t < _SMALLEST_FACTOR:
+            raise ValueError(
+                f"epsilon={total:g} is too small for this pipeline: the steps that set their "
+                f"own epsilon cost about that much already at delta={delta:g}. Give a larger "
+                "total or smaller epsilons to those steps; nothing was charged.")
+        recorder = _CurveRecorder()
+        recorder.delta, recorder._accountant = delta, accountant
+        probe = clone(model).set_params(**{k: t * weights[k] for k in keys})
+        probe.set_params(**{k: recorder for k in _nested_params(probe, "budget")})
+        try:  # a step whose noise cannot be calibrated that small cannot be afforded either
+            with _quiet():
+                _probe(probe, cache.placeholder_X(n), y_like, recorder, cache, key=("X",))
+            curve = recorder.total()
+            if curve.delta > delta:
+                return math.inf
+            return epsilon_of(curve, delta, accountant=accountant)
+        except ValueError:
+            return math.inf
+
+    factor = largest_within(cost, total, 1.0, rtol=1e-4, upper=1e6)
+    return {k: factor * weights[k] for k in keys}

@@ -1,0 +1,173 @@
+"""DPPipeline(epsilon=total): one total, split among the private steps that leave theirs unset."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import cross_val_score
+from sklearn.naive_bayes import GaussianNB
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from skdp import PrivacyBudget, config_context, privacy_cost
+from skdp.model_selection import DPGridSearchCV
+from skdp.naive_bayes import DPGaussianNB
+from skdp.pipeline import DPPipeline, make_pipeline
+from skdp.pipeline._split import MODEL_WEIGHT, step_weights, unset_epsilon_keys
+from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
+
+B = (-3.0, 3.0)
+
+
+def _data(n=1000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(n, 3))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def _steps(**scaler):
+    return [DPStandardScaler(bounds=B, random_state=0, **scaler),
+            DPGaussianNB(bounds=B, classes=[0, 1], random_state=0)]
+
+
+def test_the_total_is_spent_in_one_charge_split_by_the_rule():
+    X, y = _data()
+    budget = PrivacyBudget(2.0, 1e-5)
+    pipe = make_pipeline(*_steps(), epsilon=0.8, budget=budget)
+    split = pipe.epsilon_split(X, y)
+    keys = ["dpstandardscaler__epsilon", "dpgaussiannb__epsilon"]
+    assert list(split) == keys
+    weights = step_weights(pipe, keys)
+    assert weights["dpgaussiannb__epsilon"] == MODEL_WEIGHT > weights["dpstandardscaler__epsilon"]
+    assert split[keys[0]] / split[keys[1]] == pytest.approx(weights[keys[0]] / MODEL_WEIGHT)
+    cost = privacy_cost(pipe, X, y)
+    assert 0.8 * (1 - 1e-3) <= cost.epsilon <= 0.8  # the total, never above it
+    pipe.fit(X, y)
+    assert len(budget) == 1 and budget.spent()[0] == pytest.approx(cost.epsilon, rel=1e-9)
+    assert pipe.epsilon_split_ == split
+    label = budget.ledger[0].label
+    assert "epsilon=0.8 split as dpstandardscaler" in label and "dpgaussiannb" in label
+    # each step fitted at its share; its own parameter is left as it was
+    assert pipe[-1].epsilon_spent_ < 0.8 and pipe[-1].epsilon == 1.0
+    assert pipe[0].get_params()["epsilon"] == 1.0 and pipe[0].budget is None
+
+
+def test_a_step_given_its_own_epsilon_keeps_it():
+    X, y = _data()
+    pipe = make_pipeline(*_steps(epsilon=0.05), epsilon=1.0)
+    assert unset_epsilon_keys(pipe) == ["dpgaussiannb__epsilon"]
+    split = pipe.epsilon_split(X, y)
+    assert list(split) == ["dpgaussiannb__epsilon"]
+    # the model takes the rest of the total, composed with the scaler's 0.05
+    both = privacy_cost(Pipeline([(n, s) for n, s in pipe.set_params(epsilon=None).steps])
+                        .set_params(**split), X, y, delta=1e-5)
+    assert both.epsilon == pytest.approx(1.0, rel=1e-3) and both.epsilon <= 1.0
+
+
+def test_nested_steps_share_the_total_and_searches_scale_it():
+    X, y = _data(600)
+    cols = ColumnTransformer([("num", DPMinMaxScaler(bounds=B), [0, 1]),
+                              ("std", DPStandardScaler(bounds=B), [2])])
+    pipe = make_pipeline(cols, DPGaussianNB(bounds=(-5, 5), classes=[0, 1]), epsilon=0.6)
+    split = pipe.epsilon_split(X, y)
+    assert set(split) == {"columntransformer__num__epsilon", "columntransformer__std__epsilon",
+                          "dpgaussiannb__epsilon"}
+    assert split["columntransformer__num__epsilon"] < split["dpgaussiannb__epsilon"]
+    assert privacy_cost(pipe, X, y).epsilon == pytest.approx(0.6, rel=1e-3)
+
+    budget = PrivacyBudget(1.0, 1e-5)
+    search = DPGridSearchCV(pipe, {"dpgaussiannb__var_smoothing": [1e-9, 1e-3]}, epsilon=0.9,
+                            budget=budget, random_state=0).fit(X, y)
+    assert budget.spent()[0] == pytest.approx(0.9, rel=1e-3)
+    best = search.best_estimator_
+    assert set(best.epsilon_split_) == set(split)  # the search scaled the total, not the steps
+
+
+def test_epsilon_inf_is_scikit_learn():
+    X, y = _data()
+    pipe = make_pipeline(DPStandardScaler(), DPGaussianNB(classes=[0, 1]), epsilon=math.inf)
+    pipe.fit(X, y)
+    ref = Pipeline([("s", StandardScaler()), ("nb", GaussianNB())]).fit(X, y)
+    assert set(pipe.epsilon_split_.values()) == {math.inf}
+    np.testing.assert_allclose(pipe.predict_proba(X), ref.predict_proba(X), rtol=1e-7, atol=1e-9)
+
+
+def test_the_pipelines_budget_and_the_default_budget_are_charged_once():
+    X, y = _data()
+    budget = PrivacyBudget(1.0, 1e-5)
+    make_pipeline(*_steps(), epsilon=0.5, budget=budget).fit(X, y)
+    with config_context(budget=budget):
+        make_pipeline(*_steps(), epsilon=0.3).fit(X, y)
+    assert len(budget) == 2
+    assert [c.epsilon for c in budget.ledger] == pytest.approx([0.5, 0.3], rel=1e-3)
+    other = PrivacyBudget(1.0, 1e-5)
+    steps = _steps()
+    steps[0].set_params(budget=other)
+    with pytest.raises(ValueError, match="share one PrivacyBudget"):
+        make_pipeline(*steps, epsilon=0.5, budget=budget).fit(X, y)
+    assert len(budget) == 2 and len(other) == 0
+
+
+def test_inside_cross_val_score_each_fit_charges_the_total():
+    X, y = _data()
+    budget = PrivacyBudget(10.0, 1e-5)
+    scores = cross_val_score(make_pipeline(*_steps(), epsilon=0.5, budget=budget), X, y, cv=3)
+    assert len(budget) == 3 and np.all(scores > 0.8)
+    for charge in budget.ledger:
+        assert charge.epsilon == pytest.approx(0.5, rel=1e-3)
+
+
+@pytest.mark.parametrize("total, match", [(0.0, "epsilon"), (-1.0, "epsilon"), ("1", "epsilon")])
+def test_a_bad_total_is_refused_and_costs_nothing(total, match):
+    X, y = _data()
+    budget = PrivacyBudget(1.0, 1e-5)
+    with pytest.raises((ValueError, TypeError), match=match):
+        make_pipeline(*_steps(), epsilon=total, budget=budget).fit(X, y)
+    assert len(budget) == 0
+
+
+def test_no_step_to_share_it_or_too_small_a_total_costs_nothing():
+    X, y = _data()
+    budget = PrivacyBudget(1.0, 1e-5)
+    fixed = [DPStandardScaler(bounds=B, epsilon=0.5), DPGaussianNB(bounds=B, epsilon=0.5,
+                                                                   classes=[0, 1])]
+    with pytest.raises(ValueError, match="no private step leaves its epsilon unset"):
+        make_pipeline(*fixed, epsilon=0.5, budget=budget).fit(X, y)
+    with pytest.raises(ValueError, match="too small for this pipeline"):
+        make_pipeline(*_steps(epsilon=0.5), epsilon=0.4, budget=budget).fit(X, y)
+    assert len(budget) == 0
+
+
+def test_the_split_reads_only_the_shape():
+    X, y = _data()
+    pipe = make_pipeline(*_steps(), epsilon=0.7)
+    assert pipe.epsilon_split(X, y) == pipe.epsilon_split(np.zeros_like(X) + 1e6, y)
+
+
+def test_without_an_epsilon_nothing_changes():
+    X, y = _data()
+    pipe = make_pipeline(*_steps())
+    assert pipe.epsilon_split(X, y) == {}
+    assert pipe.fit(X, y).epsilon_split_ == {}
+    assert isinstance(pipe, DPPipeline)
+
+
+def test_a_sparse_one_hot_encoder_before_the_private_steps():
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.integers(0, 3, 500), rng.uniform(-3, 3, 500)])
+    y = (X[:, 1] > 0).astype(int)
+    cols = ColumnTransformer([("cat", OneHotEncoder(categories=[[0, 1, 2]]), [0])],
+                             remainder="passthrough")
+    pipe = make_pipeline(cols, DPGaussianNB(bounds=B, classes=[0, 1]), epsilon=0.5)
+    assert list(pipe.epsilon_split(X, y)) == ["dpgaussiannb__epsilon"]
+    assert privacy_cost(pipe, X, y).epsilon == pytest.approx(0.5, rel=1e-3)
+
+
+def test_the_notebook_view_shows_each_steps_share():
+    pipe = make_pipeline(*_steps(), epsilon=1.0)
+    html = pipe._repr_mimebundle_()["text/html"]
+    weights = step_weights(pipe, unset_epsilon_keys(pipe))
+    model_share = MODEL_WEIGHT / sum(weights.values())
+    assert f"dpgaussiannb {model_share:.0%}" in html and "epsilon=1 split" in html
+    assert "split" not in make_pipeline(*_steps())._repr_mimebundle_()["text/html"][:200]
