@@ -14,6 +14,7 @@ import functools
 import inspect
 import numbers
 import sys
+import time
 import warnings
 from typing import Any, NoReturn, TypeVar
 
@@ -128,6 +129,35 @@ class DPEstimatorMixin:
         if not isinstance(verbose, (numbers.Integral, np.bool_)) or verbose < 0:
             raise ValueError(f"verbose must be an int >= 0; got {verbose!r}.")
         return int(verbose)
+
+    def _progress(self, verbose):
+        """A function that prints one line of the fit's progress when ``verbose`` (else nothing).
+
+        Each line reads ``[Name] what, 0.123s`` (the time since this call).
+        Give it public things only: parameters, what the charge spent, counts
+        fixed by the parameters or released, times; never a value computed on
+        the rows without noise.
+        """
+        if not verbose:
+            return lambda message: None
+        name, start = type(self).__name__, time.perf_counter()
+
+        def say(message):
+            print(f"[{name}] {message}, {time.perf_counter() - start:.3f}s", flush=True)
+
+        return say
+
+    def _check_n_jobs(self):
+        """``n_jobs`` as None or a nonzero int (joblib's), checked before the charge.
+
+        joblib would refuse a bad value only when the work starts, after the
+        charge; a refusal here costs nothing.
+        """
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is not None and (isinstance(n_jobs, (bool, np.bool_))
+                                   or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+            raise ValueError(f"n_jobs must be None or a nonzero int; got {n_jobs!r}.")
+        return None if n_jobs is None else int(n_jobs)
 
     def _accounting_delta(self):
         """The δ at which this estimator reports its spend."""

@@ -1,4 +1,5 @@
-"""verbose= on the long fits: DP-SGD, the boosted trees and the private searches.
+"""verbose= on the long fits: DP-SGD, the boosted trees, the forest, the logistic regression,
+the PCA and the private searches.
 
 What they print is counters, public parameters, released values and times: never a value
 computed on the training rows without noise, and in a search nothing that tells how many runs
@@ -12,8 +13,13 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget
-from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
-from skdp.linear_model import DPSGDClassifier, DPSGDRegressor
+from skdp.decomposition import DPPCA
+from skdp.ensemble import (
+    DPHistGradientBoostingClassifier,
+    DPHistGradientBoostingRegressor,
+    DPRandomForestClassifier,
+)
+from skdp.linear_model import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor
 from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 
@@ -52,11 +58,58 @@ def test_boosting_prints_one_line_per_round(est, y, capsys):
                             line), line
 
 
+def _lines(capsys):
+    """The printed lines without their times."""
+    return [re.sub(r", \d+\.\d{3}s$", "", line) for line in capsys.readouterr().out.splitlines()]
+
+
+LONG_FITS = [
+    (DPRandomForestClassifier(n_estimators=3, bounds=(0, 1), classes=[0, 1]), Y, [
+        "[DPRandomForestClassifier] charged epsilon=1, delta=1e-05; growing 3 tree(s) of depth "
+        "6, 2 feature(s) per node",
+        "[DPRandomForestClassifier] tree 1/3 grown",
+        "[DPRandomForestClassifier] tree 2/3 grown",
+        "[DPRandomForestClassifier] tree 3/3 grown"]),
+    (DPLogisticRegression(bounds_X=(0, 1), classes=[0, 1], max_iter=3), Y, [
+        "[DPLogisticRegression] charged epsilon=1, delta=1e-05",
+        "[DPLogisticRegression] 3 steps of noisy gradient descent",
+        "[DPLogisticRegression] step 1/3",
+        "[DPLogisticRegression] step 2/3",
+        "[DPLogisticRegression] step 3/3"]),
+    (DPPCA(1, bounds=(0, 1)), None, [
+        "[DPPCA] charged epsilon=1, delta=1e-05",
+        "[DPPCA] released the noisy covariance of 2 features",
+        "[DPPCA] eigendecomposition, 1 components kept"]),
+]
+
+
+@pytest.mark.parametrize("est, y, expected", LONG_FITS, ids=lambda e: type(e).__name__)
+def test_long_fits_print_public_lines_that_do_not_depend_on_the_rows(est, y, expected, capsys):
+    est.set_params(verbose=1, random_state=0).fit(X, y)
+    assert _lines(capsys) == expected
+    # Other values, the same shape and seed: the same lines (times aside).
+    other = np.random.default_rng(5).uniform(0, 1, size=X.shape)
+    est.fit(other, None if y is None else 1 - y)
+    assert _lines(capsys) == expected
+    est.set_params(verbose=0).fit(X, y)
+    assert capsys.readouterr().out == ""
+
+
+def test_the_logistic_regression_prints_about_ten_step_lines(capsys):
+    DPLogisticRegression(bounds_X=(0, 1), classes=[0, 1], max_iter=40, verbose=1,
+                         random_state=0).fit(X, Y)
+    steps = [line for line in _lines(capsys) if " step " in line]
+    assert steps == [f"[DPLogisticRegression] step {t}/40" for t in range(4, 41, 4)]
+
+
 @pytest.mark.parametrize("verbose", [-1, 1.5, "yes"])
 def test_bad_verbose_costs_nothing(verbose):
     budget = PrivacyBudget(10.0, 1e-5)
     for est in [DPSGDClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPHistGradientBoostingClassifier(classes=[0, 1], verbose=verbose, budget=budget),
+                DPRandomForestClassifier(classes=[0, 1], verbose=verbose, budget=budget),
+                DPLogisticRegression(classes=[0, 1], verbose=verbose, budget=budget),
+                DPPCA(verbose=verbose, budget=budget),
                 DPGridSearchCV(DPGaussianNB(bounds=(0, 1), classes=[0, 1]), {"epsilon": [1.0]},
                                epsilon=None, verbose=verbose, budget=budget)]:
         with pytest.raises(ValueError, match="verbose must be an int"):

@@ -173,6 +173,11 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Draw every random number of the fit from the operating system's
         CSPRNG instead of numpy's generator; ``random_state`` must then be
         None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters) and
+        one line per step of the fit (the released bounds, the noisy
+        covariance, its eigendecomposition) with the elapsed time; nothing
+        computed on the training rows without noise.
 
     Attributes
     ----------
@@ -221,6 +226,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         budget: PrivacyBudget | None = None,
         random_state: RandomStateLike = None,
         secure: bool = False,
+        verbose: int = 0,
     ) -> None:
         self.n_components = n_components
         self.whiten = whiten
@@ -231,6 +237,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
+        self.verbose = verbose
 
     def _check_n_components(self, n_features):
         n = self.n_components
@@ -268,6 +275,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         delta = check_delta(self.delta)
         check_bool(self.whiten, "whiten")
         rng = self._check_generator()
+        say = self._progress(self._check_verbose())
         # The curve from public parameters alone, then one charge. δ = 0: one Laplace
         # mechanism of L1 sensitivity 1 and scale 1/ε (Mironov 2017, Prop. 6).
         estimate = bounds is None and epsilon != math.inf
@@ -289,11 +297,15 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             z = gaussian_multiplier(epsilon, delta)
             curve = gaussian_rdp(z)
         self._charge_budget(curve)
+        say(f"charged epsilon={self.epsilon_spent_:.4g}, delta={self.delta_spent_:.3g}")
 
         if estimate:
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
+            say(f"released the bounds of {n_features} features")
         if epsilon == math.inf:
-            return self._fit_exact(X, bounds, data_norm, n_components)
+            self._fit_exact(X, bounds, data_norm, n_components)
+            say(f"exact PCA (epsilon=inf), {self.n_components_} components")
+            return self
         self.bounds_ = bounds
         Y, c, self.data_norm_ = clip_rows(X, bounds, data_norm)
         C = max(self.data_norm_, np.finfo(float).tiny)
@@ -308,6 +320,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         count = X.shape[0] + draw(0.0, s_count)
         sums = Y.sum(axis=0) + draw(0.0, s_sum, size=n_features)
         moments = Y.T @ Y + noise_m
+        say(f"released the noisy covariance of {n_features} features")
         n = max(count, 2.0)
         cov = (moments - np.outer(sums, sums) / n) / (n - 1.0)
         self.mean_ = np.clip(c + sums / n, bounds[0], bounds[1])
@@ -316,6 +329,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         eigval = np.maximum(eigval[order], 0.0)
         components = eigvec[:, order].T
         self._set_components(components, eigval, n, n_components)
+        say(f"eigendecomposition, {self.n_components_} components kept")
         return self
 
     def _fit_exact(self, X, bounds, data_norm, n_components):

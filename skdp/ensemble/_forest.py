@@ -53,14 +53,25 @@ random_state, secure
     max_depth : int in [1, 12], default=6
     max_features : "sqrt", int or None, default="sqrt"
         Features drawn per node: √d (rounded up), an int, or all (None).
+    n_jobs : int or None, default=None
+        Trees grown at once, in joblib threads (``None``: one, unless in a
+        :func:`joblib.parallel_backend` context; ``-1``: all processors). Each
+        tree draws from its own generator, seeded from ``random_state``
+        before any tree grows: the same forest for the same seed whatever
+        ``n_jobs``.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters) and
+        one line per grown tree with the elapsed time; nothing computed on
+        the training rows.
 
     Attributes
     ----------
     classes_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
     feature_importances_ : ndarray of shape (n_features,)
         Each tree's decrease of the Gini impurity by feature, computed from
-        its leaves' noisy class counts (post-processing, no privacy cost),
-        normalised per tree and averaged, as scikit-learn's forests.
+        its leaves' noisy class counts (post-processing, no privacy cost; see
+        :class:`~skdp.tree.DPDecisionTreeClassifier`), normalised per tree
+        and averaged, as scikit-learn's forests.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
@@ -84,7 +95,7 @@ random_state, secure
                  categories: Sequence[ArrayLike] | None = None, max_depth: int = 6,
                  max_features: str | int | None = "sqrt", max_bins: int = 32,
                  budget: PrivacyBudget | None = None, random_state: RandomStateLike = None,
-                 secure: bool = False) -> None:
+                 secure: bool = False, n_jobs: int | None = None, verbose: int = 0) -> None:
         self.n_estimators = n_estimators
         self.epsilon = epsilon
         self.delta = delta
@@ -98,6 +109,8 @@ random_state, secure
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
+        self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _check_params(self, n_features):
         n = self.n_estimators

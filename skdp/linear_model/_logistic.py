@@ -231,6 +231,11 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         Draw every random number of the fit from the operating system's
         CSPRNG instead of numpy's generator; ``random_state`` must then be
         None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters), the
+        number of gradient steps (``n_iter_``) and about ten lines of
+        progress with the elapsed time; nothing computed on the training
+        rows without noise.
 
     Attributes
     ----------
@@ -281,6 +286,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         budget: PrivacyBudget | None = None,
         random_state: RandomStateLike = None,
         secure: bool = False,
+        verbose: int = 0,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -293,6 +299,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -393,13 +400,16 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
                 curve = fixed + curve
 
         rng = self._check_generator()  # a bad seed is refused before the charge
+        say = self._progress(self._check_verbose())  # so is a bad verbose
 
         # 3. charge, once.
         self._charge_budget(curve)
+        say(f"charged epsilon={self.epsilon_spent_:.4g}, delta={self.delta_spent_:.3g}")
 
         # 4. only now read the data's values.
         if estimate_norm:
             clipper.data_norm = estimate_data_norm(X, norm_epsilon, rng)
+            say("released a bound of the rows' norm (data_norm_)")
         Xa = _Design(X, clipper, self.fit_intercept)
         if binary:
             Y = (y == classes[1]).astype(float)[:, None]
@@ -414,8 +424,10 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         sensitivity = math.sqrt(clipper.data_norm**2 + intercept**2) * (1.0 if binary else math.sqrt(2.0))
 
         if not private:
+            say("exact fit (epsilon=inf) by L-BFGS")
             W, n_iter = _exact_fit(Xa, Y, C, penalised, binary)
             step_sigma = 0.0
+            say(f"done in {n_iter} iterations")
         else:
             n_hat = max(Xa.shape[0] + sigma_count * rng.standard_normal(), 1.0)
             metric = None
@@ -430,8 +442,17 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
                 sigma_steps = sigma_grad
                 n_iter = _auto_steps(n_hat, sigma_grad) if steps is None else steps
             step_sigma = sigma_steps * math.sqrt(n_iter)
+            # n_iter is set from the released count n̂ (it is n_iter_): public
+            say(f"{n_iter} steps of noisy gradient descent"
+                + (" with a noisy Gram matrix's metric" if metric is not None else ""))
+            every = max(1, n_iter // 10)
+
+            def report(t):
+                if t % every == 0 or t == n_iter:
+                    say(f"step {t}/{n_iter}")
+
             W = _noisy_gd(Xa, Y, C, penalised, binary, n_hat, n_iter, step_sigma, sensitivity, rng,
-                          metric=metric)
+                          metric=metric, report=report)
 
         coef = W[:-1] if self.fit_intercept else W
         self.coef_ = np.ascontiguousarray(coef.T)
@@ -629,7 +650,8 @@ def _noisy_metric(Xa, C, penalised, binary, n_hat, sigma, row_norm_sq, rng):
     return np.linalg.inv(bound)
 
 
-def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None):
+def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None,
+              report=None):
     """T steps of heavy-ball DP-GD on mean log-loss + ‖w‖²/(2Cn̂), from 0.
 
     ``Xa`` is the fit's :class:`_Design`. Each step adds N(0, (σΔ)² I) to the
@@ -648,6 +670,7 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
     With a ``metric`` P (:func:`_noisy_metric`), each step is
     v ← m·v + P·g̃, w ← w − s·v instead: the MM step with heavy-ball momentum
     m = ``_PRECONDITIONED_MOMENTUM`` and step s = ``_PRECONDITIONED_STEP``.
+    ``report(t)``, when given, is called after each step t = 1..T.
     """
     if metric is None:
         step = _STEP / (sensitivity**2 / 4.0 + 1.0 / (C * n_hat))
@@ -670,6 +693,8 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
         W = W - step * velocity
         if t >= start:
             average += (W - average) / (t - start + 1)
+        if report is not None:
+            report(t + 1)
     return average
 
 

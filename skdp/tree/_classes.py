@@ -46,6 +46,7 @@ from ._histogram import SparseBins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._parallel import Parallel, delayed
 from ..utils._validation import check_classes, check_scalar
 
 if TYPE_CHECKING:
@@ -241,6 +242,17 @@ class CountSplitter:
 _Trees = TypeVar("_Trees", bound="_BaseCountTrees")
 
 
+def _tree_generators(rng, n_trees):
+    """One generator per tree: the fit's for a single tree, else each seeded by 256 bits of it.
+
+    A ``SecureGenerator`` (OS CSPRNG, no state) serves every tree itself.
+    """
+    if n_trees == 1 or not isinstance(rng, np.random.Generator):
+        return [rng] * n_trees
+    return [np.random.default_rng(entropy) for entropy in
+            rng.integers(0, 2**63, size=(n_trees, 4), dtype=np.int64)]
+
+
 class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Fit ``_n_trees()`` class-count trees on all rows, each with 1/n of the fit's ρ."""
 
@@ -286,6 +298,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         private = epsilon != math.inf
         classes = check_classes(y, self.classes, private=private, min_classes=1)
         rng = self._check_generator()
+        verbose, n_jobs = self._check_verbose(), self._check_n_jobs()  # before the charge
         numeric = self._numeric(d)
         if private and bounds is None and numeric.any():  # the numeric features' bounds
             eps_bounds, eps_trees, curve = split_curve(epsilon, delta, int(numeric.sum()),
@@ -312,33 +325,31 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         splitter = CountSplitter(split_epsilon=split_epsilon, count_std=count_std,
                                  max_features=max_features, n_features=d,
                                  n_bins=self.max_bins, n_categories=self._n_categories())
-        self._trees = [grow_tree(bins, binned, Y, None, max_depth=self.max_depth,
-                                 splitter=splitter, learning_rate=1.0, rng=rng)[0]
-                       for _ in range(n_trees)]
+        say = self._progress(verbose)  # public parameters, counters and times only
+        say(f"charged epsilon={self.epsilon_spent_:.4g}, delta={self.delta_spent_:.3g}; "
+            f"growing {n_trees} tree(s) of depth {self.max_depth}, {max_features} feature(s) "
+            "per node")
+
+        def grow(tree_rng):
+            return grow_tree(bins, binned, Y, None, max_depth=self.max_depth,
+                             splitter=splitter, learning_rate=1.0, rng=tree_rng)[0]
+
+        # Each tree draws from its own generator, seeded from the fit's before any tree
+        # grows: the same trees for the same seed whatever n_jobs and the threads' order.
+        grown = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+            delayed(grow)(tree_rng) for tree_rng in _tree_generators(rng, n_trees))
+        self._trees = []
+        for tree in grown:
+            self._trees.append(tree)
+            say(f"tree {len(self._trees)}/{n_trees} grown")
+        # post-processing of the released trees: their leaves' noisy class counts
+        self.feature_importances_ = feature_importances(self._trees, d, per_tree=True)
         self.classes_ = classes
         self.bounds_ = bounds
         if private:
             self.split_epsilon_ = split_epsilon
             self.leaf_noise_std_ = count_std
         return self
-
-    @property
-    def feature_importances_(self) -> NDArray:
-        """The impurity-based importance of each feature, from the released trees alone.
-
-        scikit-learn's mean decrease in impurity, computed from what the fit
-        released: a node's class counts are the sums of its leaves' noisy
-        counts (negative ones as 0), and each split's decrease of the Gini
-        impurity, weighted by the node's (noisy) rows, is added to its
-        feature; each tree's importances are normalised, then averaged over
-        the trees. Post-processing: it costs no privacy. Non-negative, of
-        shape (n_features_in_,), summing to 1 (all zeros if no split
-        decreases the impurity). With finite ε the trees are complete, and a
-        split chosen by the noise still credits its feature with the noise's
-        decrease, so a useless feature keeps a share (smaller for larger ε).
-        """
-        check_is_fitted(self)
-        return feature_importances(self._trees, self.n_features_in_, per_tree=True)
 
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities: the mean over trees of the leaf's (noisy) class frequencies."""
@@ -434,9 +445,16 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
     is_categorical_ : ndarray of shape (n_features,) or None
         Which features are categorical; None if none is.
     feature_importances_ : ndarray of shape (n_features,)
-        The decrease of the Gini impurity at each split, computed from the
-        leaves' noisy class counts (post-processing of the released tree, no
-        privacy cost) and added up by feature, normalised to sum to 1.
+        The impurity-based importance of each feature (scikit-learn's mean
+        decrease in impurity), computed from the released tree alone: a
+        node's class counts are the sums of its leaves' noisy counts
+        (negative ones as 0), and each split's decrease of the Gini impurity,
+        weighted by the node's (noisy) rows, is added to its feature, then
+        normalised to sum to 1 (all zeros if no split decreases the
+        impurity). Post-processing: it costs no privacy. With finite ε the
+        tree is complete, and a split chosen by the noise still credits its
+        feature with the noise's decrease, so a useless feature keeps a
+        share (smaller for larger ε).
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 

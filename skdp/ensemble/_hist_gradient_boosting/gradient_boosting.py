@@ -138,27 +138,13 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
                       f"{self.max_depth}, in {time.perf_counter() - start:.3f}s", flush=True)
         self._predictors = predictors
         self.n_iter_ = self.max_iter
+        # post-processing of the released trees: their leaves' noisy gradient and hessian sums
+        self.feature_importances_ = feature_importances(
+            [tree for round_trees in predictors for tree in round_trees], X.shape[1],
+            per_tree=False)
         if plan.private:
             self.split_epsilon_ = splitter.split_epsilon
             self.leaf_noise_std_ = (splitter.grad_std, splitter.hess_std)
-
-    @property
-    def feature_importances_(self) -> NDArray:
-        """The importance of each feature: the gains of its splits, from the released trees alone.
-
-        A split's gain G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) (the loss
-        decrease of Newton leaves) is computed from the leaves' released
-        gradient and hessian sums (noisy with finite ε, each hessian sum
-        floored at 10 times its noise std as the leaf values are; a node's
-        sums are its leaves'), floored at 0, added up by feature over every
-        tree and normalised, as scikit-learn's ``GradientBoosting*`` does
-        (its ``HistGradientBoosting*`` has none). Post-processing: it costs
-        no privacy. Non-negative, of shape (n_features_in_,), summing to 1
-        (all zeros if no split has a gain).
-        """
-        check_is_fitted(self)
-        trees = [tree for round_trees in self._predictors for tree in round_trees]
-        return feature_importances(trees, self.n_features_in_, per_tree=False)
 
     def _raw_predict(self, X):
         check_is_fitted(self)
@@ -319,9 +305,16 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     leaf_noise_std_ : tuple (float, float)
         Noise std of each leaf's gradient and hessian sum (finite ε only).
     feature_importances_ : ndarray of shape (n_features,)
-        The gains of the splits by feature, computed from the leaves'
-        released (noisy) gradient and hessian sums: post-processing, no
-        privacy cost. Normalised to sum to 1.
+        The importance of each feature, from the released trees alone: the
+        gain G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) of each split (the
+        loss decrease of Newton leaves) computed from the leaves' released
+        gradient and hessian sums (noisy with finite ε, each hessian sum
+        floored at 10 times its noise std as the leaf values are; a node's
+        sums are its leaves'), floored at 0, added up by feature over every
+        tree and normalised to sum to 1, as scikit-learn's
+        ``GradientBoosting*`` does (its ``HistGradientBoosting*`` has none);
+        all zeros if no split has a gain. Post-processing: it costs no
+        privacy.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
 
