@@ -22,10 +22,15 @@ distances of the test rows to the nearest centre) as a ratio to scikit-learn's. 
   or with ``--no-dpl``).
 
 Every fit uses δ = 1e-5 (diffprivlib's KMeans is pure ε-DP). It prints, per data set and k,
-the mean ± sd (and the largest) ratio over the seeds at each ε. Usage::
+the mean ± sd (and the largest) ratio over the seeds at each ε, then per ε and contender the
+geometric mean over the rows of the table of their mean ratios. ``--set NAME=VALUE`` changes a
+constant of skdp/cluster/_kmeans.py (LEAF_ROWS, TREE_DEPTH, the shares, ...) before the run,
+to measure a variant of the defaults. Usage::
 
-    python benchmarks/bench_kmeans.py                       # everything, 3 seeds
+    python benchmarks/bench_kmeans.py --baseline 491fefd        # everything, 3 seeds
     python benchmarks/bench_kmeans.py --tables "" --seeds 2 --epsilons 1 inf
+    python benchmarks/bench_kmeans.py --epsilons 0.1 0.5 1 --no-dpl --no-private-bounds \
+        --set LEAF_ROWS=10
 """
 
 import argparse
@@ -51,6 +56,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 from _peers import peer_python, run_peer  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
+import skdp.cluster._kmeans as kmeans_module  # noqa: E402
 from skdp.cluster import DPKMeans  # noqa: E402
 
 EPSILONS = [0.1, 0.5, 1.0, 5.0, math.inf]
@@ -133,13 +139,24 @@ def main(argv=None):
     parser.add_argument("--no-mixtures", dest="mixtures", action="store_false")
     parser.add_argument("--baseline", metavar="REV", help="also run DPKMeans of commit REV")
     parser.add_argument("--no-dpl", action="store_true", help="leave diffprivlib out")
+    parser.add_argument("--no-private-bounds", action="store_true",
+                        help="leave DPKMeans() (private bounds) out")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a constant of skdp.cluster._kmeans first")
     args = parser.parse_args(argv)
+    for item in args.set:
+        name, value = item.split("=")
+        old = getattr(kmeans_module, name)  # an AttributeError names a wrong constant
+        setattr(kmeans_module, name, type(old)(value))
+        print(f"skdp.cluster._kmeans.{name} = {value} (default {old})")
     warnings.simplefilter("ignore")
     seeds = list(range(args.seeds))
     dpl = not args.no_dpl and os.path.exists(peer_python("diffprivlib"))
     contenders = {"DPKMeans(bounds)": lambda k, b, e, s: DPKMeans(k, bounds=b, epsilon=e,
                                                                  random_state=s),
                   "DPKMeans()": lambda k, b, e, s: DPKMeans(k, epsilon=e, random_state=s)}
+    if args.no_private_bounds:
+        del contenders["DPKMeans()"]
     if args.baseline:
         Old = baseline_class(args.baseline)
         contenders[f"DPKMeans@{args.baseline}"] = lambda k, b, e, s: Old(
@@ -150,6 +167,7 @@ def main(argv=None):
     print("| data | rows x cols | k | ε | " + " | ".join(names) + " |")
     print("|---|---|---|---|" + "---|" * len(names))
     start = time.perf_counter()
+    means = {(name, e): [] for name in names for e in args.epsilons}
     with threadpool_limits(1):
         for label, ks, bounds, load in data_sets(args):
             splits = {s: load(s) for s in seeds}
@@ -172,9 +190,16 @@ def main(argv=None):
                         for e, centers in zip(finite, out):
                             cells["diffprivlib", e].append(inertia(Xte, centers) / refs[s])
                 Xtr = splits[seeds[0]][0]
+                for key, values in cells.items():
+                    if values:
+                        means[key].append(np.mean(values))
                 for e in args.epsilons:
                     print(f"| {label} | {Xtr.shape[0]} x {Xtr.shape[1]} | {k} | {e:g} | "
                           + " | ".join(fmt(cells[name, e]) for name in names) + " |", flush=True)
+    print("\ngeometric mean over the rows above of the mean ratio:")
+    for e in args.epsilons:
+        print(f"  ε={e:g}: " + ", ".join(f"{name} {np.exp(np.mean(np.log(means[name, e]))):.3f}"
+                                         for name in names if means[name, e]))
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 
