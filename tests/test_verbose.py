@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget
+from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
 from skdp.ensemble import (
     DPHistGradientBoostingClassifier,
@@ -76,6 +77,12 @@ LONG_FITS = [
         "[DPLogisticRegression] step 1/3",
         "[DPLogisticRegression] step 2/3",
         "[DPLogisticRegression] step 3/3"]),
+    (DPKMeans(3, bounds=(0, 1), max_iter=2), None, [
+        "[DPKMeans] charged epsilon=1, delta=1e-05",
+        "[DPKMeans] seeded 3 centres from a private tree coreset",
+        "[DPKMeans] 2 Lloyd steps",
+        "[DPKMeans] Lloyd step 1/2",
+        "[DPKMeans] Lloyd step 2/2"]),
     (DPPCA(1, bounds=(0, 1)), None, [
         "[DPPCA] charged epsilon=1, delta=1e-05",
         "[DPPCA] released the noisy covariance of 2 features",
@@ -110,6 +117,7 @@ def test_bad_verbose_costs_nothing(verbose):
                 DPRandomForestClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPLogisticRegression(classes=[0, 1], verbose=verbose, budget=budget),
                 DPPCA(verbose=verbose, budget=budget),
+                DPKMeans(verbose=verbose, budget=budget),
                 DPGridSearchCV(DPGaussianNB(bounds=(0, 1), classes=[0, 1]), {"epsilon": [1.0]},
                                epsilon=None, verbose=verbose, budget=budget)]:
         with pytest.raises(ValueError, match="verbose must be an int"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -222,6 +223,11 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         Draw every random number of the fit from the operating system's
         CSPRNG instead of numpy's generator; ``random_state`` must then be
         None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters), the
+        seeding, the number of Lloyd steps (``n_iter_``) and one line per
+        step with the elapsed time; nothing computed on the training rows
+        without noise.
 
     Attributes
     ----------
@@ -262,6 +268,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         budget: PrivacyBudget | None = None,
         random_state: RandomStateLike = None,
         secure: bool = False,
+        verbose: int = 0,
     ) -> None:
         self.n_clusters = n_clusters
         self.init = init
@@ -272,6 +279,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         self.budget = budget
         self.random_state = random_state
         self.secure = secure
+        self.verbose = verbose
 
     def _check_init(self, n_clusters, n_features):
         init = self.init
@@ -318,6 +326,12 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             raise ValueError("DPKMeans adds Gaussian noise and needs delta > 0.")
         if epsilon == math.inf and X.shape[0] < n_clusters:
             raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={n_clusters}.")
+        if X.shape[0] < n_clusters:  # the shapes only, before the charge
+            warnings.warn(
+                f"n_clusters={n_clusters} is more than the {X.shape[0]} rows of X: most centres "
+                "can hold no row and are noise, while the fit's time grows with n_clusters. "
+                "Choose n_clusters well below the number of rows.", UserWarning, stacklevel=2)
+        say = self._progress(self._check_verbose())
         estimate = bounds is None and epsilon != math.inf
         z = None
         if epsilon == math.inf:
@@ -332,16 +346,20 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             z = gaussian_multiplier(epsilon, delta)
             curve = gaussian_rdp(z)
         self._charge_budget(curve)
+        say(f"charged epsilon={self.epsilon_spent_:.4g}, delta={self.delta_spent_:.3g}")
 
         if estimate:
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng)
+            say(f"released the bounds of {n_features} features")
         if bounds is None:  # epsilon=inf without bounds: no clipping
             self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf))
         else:
             self.bounds_ = bounds
         Xc = np.clip(X, *self.bounds_)
         if epsilon == math.inf:
-            return self._fit_exact(Xc, init, n_clusters, max_iter, rng)
+            self._fit_exact(Xc, init, n_clusters, max_iter, rng)
+            say(f"scikit-learn's KMeans (epsilon=inf), {self.n_iter_} iterations")
+            return self
         box = self.bounds_
         c = (box[0] + box[1]) / 2.0
         H = float(np.sqrt(np.sum(((box[1] - box[0]) / 2.0) ** 2)))
@@ -355,6 +373,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             points, weights = _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng)
             centers = _weighted_kmeans(points, weights, n_clusters, box, c, rng)
             rest -= TREE_COUNT_SHARE + LEAF_SHARE
+            say(f"seeded {n_clusters} centres from a private tree coreset")
         elif isinstance(init, str):
             centers = rng.uniform(box[0], box[1], size=(n_clusters, n_features))
         else:
@@ -363,8 +382,10 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         steps = max_iter or _n_steps(n_hat, n_clusters, n_features, z_lloyd)
         step = _LloydStep(Y, c, H, z_lloyd * math.sqrt(steps),
                           1.0 / (1.0 + math.sqrt(n_features)), box, rng)
-        for _ in range(steps):
+        say(f"{steps} Lloyd steps")  # from the released count of rows: n_iter_
+        for t in range(steps):
             centers = step(centers)
+            say(f"Lloyd step {t + 1}/{steps}")
         self.cluster_centers_ = centers
         self.n_iter_ = steps
         return self
