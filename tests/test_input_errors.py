@@ -69,6 +69,17 @@ def test_a_refused_nan_points_to_skdps_nan_capable_estimators(est):
         assert name in message
 
 
+def test_a_search_refuses_nan_with_the_same_pointer():
+    from skdp.model_selection import DPGridSearchCV
+
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    message = _refused(lambda b: DPGridSearchCV(
+        DPGaussianNB(bounds=(0, 1), classes=[0, 1]), {"var_smoothing": [1e-9]}, epsilon=None,
+        budget=b).fit(Xn, Y), match="contains NaN")
+    assert "sklearn" not in message and all(name in message for name in NAN_CAPABLE)
+
+
 def test_a_nan_capable_estimator_still_fits_nan():
     Xn = X.copy()
     Xn[::7, 0] = np.nan

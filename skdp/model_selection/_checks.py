@@ -23,7 +23,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 from sklearn.utils import get_tags
 
 from ..exceptions import PrivacyLeakWarning
-from ..utils._validation import check_classes
+from ..utils._validation import check_classes, nan_refused
 from ._params import _fill_missing, _is_private, _nested_params, _set_nested
 from ._probe import _CurveRecorder, _ProbeStop, _n_samples, _placeholder_X
 
@@ -171,6 +171,8 @@ def _check_finite_input(estimator, X, y):
         if values.dtype.kind not in "fiucb":
             continue
         values = values.astype(float, copy=False)
+        if name == "X" and not allow_nan and not np.isinf(values).any() and np.isnan(values).any():
+            raise nan_refused(estimator)  # points to skdp's estimators that accept NaN
         if np.isinf(values).any() or (np.isnan(values).any() and (name == "y" or not allow_nan)):
             raise ValueError(f"Input {name} contains NaN or infinity; nothing was charged.")
 

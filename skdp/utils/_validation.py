@@ -279,15 +279,7 @@ def _plain_input_error(exc, X, estimator, columns=None):
     """The ``ValueError`` to raise instead of ``exc`` (None: keep ``exc``)."""
     message = str(exc)
     if message.startswith("Input X contains NaN"):
-        where = _columns_where(X, columns, _holds_nan)
-        name = type(estimator).__name__ if estimator is not None else "This estimator"
-        capable = ", ".join(NAN_CAPABLE[:-1])
-        return ValueError(
-            f"Input X contains NaN (missing values){where}. {name} does not accept missing "
-            f"values. skdp's estimators that do: {capable} (missing values have a bin of their "
-            f"own), and {NAN_CAPABLE[-1]}, which imputes them privately (first in a "
-            f"skdp.pipeline.make_pipeline with {name}). Or drop those rows; nothing was charged."
-        )
+        return nan_refused(estimator, _columns_where(X, columns, _holds_nan))
     if message.startswith(("could not convert", "invalid literal", "complex() arg")):
         # numpy's conversion errors quote the offending value: name its column instead
         where = _columns_where(X, columns, _not_numbers) or " in some column"
@@ -297,6 +289,22 @@ def _plain_input_error(exc, X, estimator, columns=None):
             "boosting, or one-hot with public categories); nothing was charged."
         )
     return None
+
+
+def nan_refused(estimator, where=""):
+    """The ``ValueError`` for a NaN in X that ``estimator`` does not accept.
+
+    It points to skdp's estimators that accept missing values
+    (:data:`NAN_CAPABLE`); ``where`` says in which columns (" in column 'a'").
+    """
+    name = type(estimator).__name__ if estimator is not None else "This estimator"
+    capable = ", ".join(NAN_CAPABLE[:-1])
+    return ValueError(
+        f"Input X contains NaN (missing values){where}. {name} does not accept missing "
+        f"values. skdp's estimators that do: {capable} (missing values have a bin of their "
+        f"own), and {NAN_CAPABLE[-1]}, which imputes them privately (first in a "
+        f"skdp.pipeline.make_pipeline with {name}). Or drop those rows; nothing was charged."
+    )
 
 
 def _holds_nan(column):
