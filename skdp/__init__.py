@@ -16,6 +16,7 @@ from .exceptions import (
     BudgetExhaustedWarning,
     LedgerConnectionError,
     LedgerMismatchError,
+    NoisyEstimateWarning,
     PrivacyLeakWarning,
 )
 
@@ -24,6 +25,7 @@ __all__ = [
     "BudgetExhaustedWarning",
     "LedgerConnectionError",
     "LedgerMismatchError",
+    "NoisyEstimateWarning",
     "PrivacyBudget",
     "PrivacyCost",
     "PrivacyLeakWarning",

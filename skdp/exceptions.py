@@ -5,6 +5,7 @@ __all__ = [
     "BudgetExhaustedWarning",
     "LedgerConnectionError",
     "LedgerMismatchError",
+    "NoisyEstimateWarning",
     "PrivacyLeakWarning",
 ]
 
@@ -49,6 +50,15 @@ class BudgetExhaustedWarning(UserWarning):
     scikit-learn turns errors raised during cross-validation into NaN scores
     (``error_score=np.nan``); skdp emits this warning so that a run-out budget
     is never mistaken for a bad candidate. Prefer ``error_score="raise"``.
+    """
+
+
+class NoisyEstimateWarning(UserWarning):
+    """A private estimate did not stand out of its noise, and the fit fell back to a safer one.
+
+    For example a regressor's private target range where no bin of the
+    noisy histogram stood out of the noise. The warning's text depends only on released (noisy) values and
+    public parameters, never on a row. Public bounds or a larger ε avoid it.
     """
 
 

@@ -533,7 +533,11 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
     private bounds of the target (:func:`skdp.stats.bounds`, a noisy
     log-scale histogram, within a factor 2 of the range) with
     a tenth of ε, composed into the fit's one charge;
-    they are never read from ``y`` without noise.
+    they are never read from ``y`` without noise. The released range is
+    never a single point, and takes in a neighbouring bin that holds a
+    large noisy share of the rows; where no bin stands out of the noise it
+    rests on the largest noisy counts and the fit warns
+    (:class:`~skdp.NoisyEstimateWarning`; see :mod:`skdp.stats._range`).
 
     Parameters
     ----------
@@ -664,7 +668,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
             def before(rng):
                 (lo,), (hi,) = _bounds_release(y[:, None], epsilon=bounds_epsilon,
-                                               delta=delta, rng=rng)
+                                               delta=delta, rng=rng, n_targets=1)
                 target_bounds[:] = [float(lo), float(hi)]
 
         def targets():

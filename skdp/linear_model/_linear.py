@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..mechanisms import GaussianMechanism
-from ..stats._range import _bounds_release, split_curve
+from ..stats._range import _bounds_release, split_curve, split_curve_with_target
 from ..utils import check_bounds, check_delta, check_epsilon
 from ..utils._validation import check_numeric_target, validate_data
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
@@ -111,17 +111,22 @@ def _perturbed_gram(Z, mechanism, rng):
 
 
 def _solve_psd(A, b, ridge):
-    """Solve (P(A) + ridge·I) θ = b, where P(A) clips the eigenvalues of A at 0.
+    """Solve (P(A) + diag(ridge)) θ = b, where P(A) clips the eigenvalues of A at 0.
 
     The noisy Gram matrix A may be indefinite. Projecting it on the PSD cone
     (clipping negative eigenvalues, the nearest PSD matrix in Frobenius norm,
     Higham 1988, Thm. 2.1) and adding the ridge keeps the problem convex.
-    Eigenvalues below a relative tolerance count as zero (a pseudo-inverse),
-    so a singular problem gets the minimum-norm solution, like
-    :func:`scipy.linalg.lstsq`.
+    ``ridge`` is a scalar (λ·I) or one λ per coordinate (0 for the
+    intercept, which is not shrunk). Eigenvalues below a relative tolerance
+    count as zero (a pseudo-inverse), so a singular problem gets the
+    minimum-norm solution, like :func:`scipy.linalg.lstsq`.
     """
     w, V = linalg.eigh(A)
-    w = np.maximum(w, 0.0) + ridge
+    if np.ndim(ridge):
+        w, V = linalg.eigh((V * np.maximum(w, 0.0)) @ V.T + np.diag(ridge))
+        w = np.maximum(w, 0.0)
+    else:
+        w = np.maximum(w, 0.0) + ridge
     tol = max(w.max(initial=0.0), 0.0) * w.size * np.finfo(float).eps
     inv = np.zeros_like(w)
     keep = w > tol
@@ -175,7 +180,14 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     over a public log-scale grid, so each range is within a factor 2 of the
     data's) with half of ε, and the Gram release gets the largest ε that
     keeps the composed curve at (ε, δ) (``split_curve``); both are in the
-    fit's one charge. The row map, the target map and the sensitivity are then
+    fit's one charge. Where both are estimated, the target's histogram is
+    released alone with a quarter of that half (``split_curve_with_target``):
+    in one release with the features its counts would carry the noise of
+    every column. The target's range is never a single point, and is widened
+    where a neighbouring bin holds a large noisy share of the rows (see
+    :mod:`skdp.stats._range`); where no bin stands out of the noise the fit
+    warns (:class:`~skdp.NoisyEstimateWarning`). The row map, the target map
+    and the sensitivity are then
     functions of the released bounds (``bounds_X_``, ``bounds_y_``). Public
     bounds, known from the data's meaning, stay the better choice: they cost
     nothing and are often tighter. At ``epsilon=inf`` the exact ranges are
@@ -223,8 +235,14 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     matrix instead of AdaSSP's separate release, so it costs no budget
     (``_adaptive_ridge``). A singular XᵀX (one-hot columns) gets λ = B;
     a well-conditioned one at large n gets less, down to 0, so the fit does
-    not over-shrink where the data outweigh the noise. The ridge also applies
-    to the intercept's column, whose diagonal entry is the noisy count n.
+    not over-shrink where the data outweigh the noise. The ridge does not
+    apply to the intercept (as in scikit-learn's
+    :class:`~sklearn.linear_model.Ridge`): where the noise shrinks the
+    coefficients to 0 the fit falls back to the noisy mean of the target
+    (Σy'/n from the released statistics), not to the midpoint of
+    ``bounds_y``, which on a loose or private range can be far from the
+    mean (on ISLR's Wage at ε = 0.1, the midpoint 160 of (64, 256) against a
+    mean of 112).
     With ``epsilon=inf`` there is no noise, λ = 0 and the result is
     scikit-learn's :class:`~sklearn.linear_model.LinearRegression` on the
     clipped rows (on any data inside the bounds and ``data_norm``).
@@ -268,8 +286,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         Fit an intercept, as an extra column of ones in the design.
     ridge : "auto" or float >= 0, default="auto"
         The ridge λ added to the noisy XᵀX (see above): "auto" is a function
-        of public parameters and the released noisy matrix only. It also shrinks the intercept, towards the
-        midpoint of ``bounds_y`` (the target is centred there).
+        of public parameters and the released noisy matrix only. It shrinks
+        the coefficients, not the intercept.
     budget : PrivacyBudget or None, default=None
         The shared budget to charge.
     random_state : int, numpy Generator or None, default=None
@@ -403,8 +421,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # Without public bounds (the box or a norm for X, and bounds_y), the fit releases
         # private ones first (skdp.stats.bounds), with a share of epsilon, in its one charge.
         estimate_X = bounds_X is None and data_norm is None
-        estimate = estimate_X or bounds_y is None
-        n_estimated = X.shape[1] * estimate_X + (bounds_y is None)
+        estimate_y = bounds_y is None
+        estimate = estimate_X or estimate_y
 
         if not estimate:  # the row map and the sensitivity from the public bounds
             design = self._design(bounds_X, data_norm, bounds_y, X.shape[1])
@@ -412,12 +430,18 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # (2) the curve, from public parameters alone.
         if epsilon == math.inf:
             sigma, curve = 0.0, RDPCurve.non_private()
-            bounds_epsilon = math.inf
+            eps_X = eps_y = math.inf
         elif estimate:
             def stat_curve(e):
                 return gaussian_rdp(calibrate_noise_multiplier(e, delta, accountant="rdp"))
 
-            bounds_epsilon, stat_epsilon, curve = split_curve(epsilon, delta, n_estimated, stat_curve)
+            if estimate_X and estimate_y:  # the target's histogram is released alone
+                eps_X, eps_y, stat_epsilon, curve = split_curve_with_target(
+                    epsilon, delta, X.shape[1], stat_curve)
+            else:
+                eps_bounds, stat_epsilon, curve = split_curve(
+                    epsilon, delta, X.shape[1] if estimate_X else 1, stat_curve)
+                eps_X = eps_y = eps_bounds
             sigma = float(calibrate_noise_multiplier(stat_epsilon, delta, accountant="rdp"))
         else:
             sigma = float(calibrate_noise_multiplier(epsilon, delta))
@@ -429,15 +453,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # (4) only now read the values: first the private bounds, if any (at epsilon=inf
         # the exact ranges); the row map and the sensitivity are functions of them.
         if estimate:
-            columns = [X] if estimate_X else []
-            if bounds_y is None:
-                columns.append(y[:, None])
-            lower, upper = _bounds_release(np.hstack(columns), epsilon=bounds_epsilon,
-                                           delta=delta, rng=rng)
             if estimate_X:
-                bounds_X = (lower[:X.shape[1]], upper[:X.shape[1]])
-            if bounds_y is None:
-                bounds_y = (float(lower[-1]), float(upper[-1]))
+                bounds_X = _bounds_release(X, epsilon=eps_X, delta=delta, rng=rng)
+            if estimate_y:
+                (lower_y,), (upper_y,) = _bounds_release(y[:, None], epsilon=eps_y, delta=delta,
+                                                         rng=rng, n_targets=1)
+                bounds_y = (float(lower_y), float(upper_y))
             design = self._design(bounds_X, data_norm, bounds_y, X.shape[1])
         clipper, centre, scale, sensitivity = design
         if epsilon == math.inf or sensitivity == 0:  # Δ = 0: private bounds left every row 0
@@ -460,7 +481,13 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
         else:
             ridge = float(self.ridge)
-        theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1], ridge)
+        # the ridge shrinks the coefficients, never the intercept (as scikit-learn's Ridge):
+        # with the coefficients shrunk to 0 the fit is the noisy mean Σy'/n, not the
+        # midpoint of bounds_y
+        penalty = np.full(q, ridge)
+        if self.fit_intercept:
+            penalty[X.shape[1]] = 0.0
+        theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1], penalty)
 
         n_features = X.shape[1]
         self.coef_ = theta[:n_features] * scale

@@ -15,8 +15,21 @@ from the noise alone (so that an empty bin is kept with probability below
 :data:`FALSE_BIN_RATE` over all bins of a column), and the range is the hull
 of the kept bins after at most :data:`TRIM` of their noisy mass is left out
 at each end (the range-from-heavy-bins idea of Karwa & Vadhan 2018, Sec. 4,
-on a log-scale grid). If no bin is kept the range is (0, 0): the column is
-clipped to 0 (dropped), not to a bin that noise alone picked.
+on a log-scale grid). If no bin of a feature is kept its range is (0, 0): the
+column is clipped to 0 (dropped), not to a bin that noise alone picked.
+
+A **target** (the ``n_targets`` last columns of :func:`_bounds_release`) cannot
+be dropped: clipping it to 0, or to one bin that leaves a large share of the
+rows out, makes the model far worse than predicting the mean (ISLR's Wage,
+2,250 training rows averaging 112: R² −6.4 with the range (0, 0), issue 26).
+Its range (:func:`_target_hull`) is never a single point: when no bin clears
+the threshold, the two adjacent bins of the largest noisy sum stand in for the
+kept ones (report noisy max, Dwork & Roth 2014, Claim 3.9, here post-processing of
+the released counts), and a :class:`~skdp.NoisyEstimateWarning` says so; and
+the hull is widened by one bin at each end where the bin just outside it has
+a noisy count above :data:`WIDEN_SHARE` of the kept noisy mass, so that a
+share of the rows that the threshold cannot see at a small ε is not clipped.
+Both are post-processing of the same noisy counts: the cost is unchanged.
 
 The range is a pair of public grid points, so it carries no floating-point
 trace of the data beyond the selection; ``secure=True`` adds exact discrete
@@ -32,9 +45,12 @@ cost nothing and fit the data's meaning rather than a log-scale grid.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ..exceptions import NoisyEstimateWarning
 
 from ..accounting._bisect import largest_within
 from ..utils import check_bounds
@@ -60,6 +76,23 @@ BINS_PER_OCTAVE = 1
 FALSE_BIN_RATE = 1e-5
 # Noisy mass left out at each end of the kept bins (a few extreme rows move no bound).
 TRIM = 0.005
+# A target's range takes in the bin just outside either end when that bin's noisy count is
+# above this share of the kept noisy mass. 0.02 took in Wage's 2.4% of wages above 256
+# (thousand USD) and so doubled the range: R² 0.155 -> -0.149 for DPLinearRegression and
+# 0.247 -> -0.011 for DPSGDRegressor at ε = 0.5 (10 seeds); 0.1 keeps the bins that hold a
+# quarter of the rows (Wage's 23% from 128 to 256) and lets a few outliers be clipped.
+WIDEN_SHARE = 0.1
+# The share of the bounds' ε that a target's histogram gets, released alone, when a fit
+# estimates its features' bounds too (split_curve_with_target). Measured on the small
+# regression tables of benchmarks/_suite_data.py (wage, gpa, computers; DPLinearRegression,
+# 10 seeds, ε = 0.05 to 5): 0.25 was above 0.5 at every ε ≥ 0.1 (the features' bounds keep
+# more of the budget) and the target's range was never degenerate at ε ≥ 0.1 with either.
+TARGET_SHARE_OF_BOUNDS = 0.25
+# Probability that noise alone lifts the sum of two adjacent empty bins of a target's
+# column above the level at which the largest such sum is trusted when no bin clears the
+# threshold (bins picked by noise alone give a range far from the data). 1% was preferred
+# to 5%, which gave one such range in 10 fits on Wage at epsilon = 0.05 (single bins).
+SELECT_RATE = 0.01
 
 _SIDE = (LOG2_RANGE[1] - LOG2_RANGE[0]) * BINS_PER_OCTAVE  # bins per sign
 N_BINS = 2 * _SIDE + 1  # negative bins, the zero bin, positive bins
@@ -94,16 +127,17 @@ def _bounds_curve(epsilon, delta, n_features, *, secure=False):
     return _histogram_curve(epsilon, delta, n_features, secure=secure)
 
 
-def _threshold(epsilon, delta, n_features):
+def _threshold(epsilon, delta, n_features, rate=FALSE_BIN_RATE):
     """The noisy count above which a bin is kept, from the noise distribution alone.
 
     An empty bin's noisy count is Laplace(b) or N(0, s²) (b, s from
     ``_noise_scales``); each of the :data:`N_BINS` bins of a column passes
-    with probability :data:`FALSE_BIN_RATE`/N_BINS: b·ln(N_BINS/(2p)) for
-    the Laplace tail ½e^(−τ/b), s·Φ⁻¹(1 − p/N_BINS) for the Gaussian.
+    with probability p/N_BINS (p = ``rate``, :data:`FALSE_BIN_RATE` by
+    default): b·ln(N_BINS/(2p)) for the Laplace tail ½e^(−τ/b),
+    s·Φ⁻¹(1 − p/N_BINS) for the Gaussian (a union bound over the bins).
     """
     scale = float(_noise_scales(epsilon, delta, n_features, 1.0))
-    tail = FALSE_BIN_RATE / N_BINS
+    tail = rate / N_BINS
     if _sums_delta(epsilon, delta, n_features) == 0:
         return scale * math.log(0.5 / tail)
     from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
@@ -111,12 +145,39 @@ def _threshold(epsilon, delta, n_features):
     return scale * float(-ndtri(tail))
 
 
-def _bounds_release(X, *, epsilon, delta, rng, secure=False):
+def _pair_level(epsilon, delta, n_features):
+    """The level that the noisy sum of two empty bins exceeds with probability SELECT_RATE / N_BINS.
+
+    The two noises are independent Laplace(b) or N(0, s²) (b, s from
+    ``_noise_scales``, as in :func:`_threshold`). The sum of two Gaussians is
+    N(0, 2s²): level √2·s·Φ⁻¹(1 − p). The sum of two Laplace(b) has the tail
+    P(L₁ + L₂ > t) = ¼·e^(−t/b)·(2 + t/b) for t ≥ 0 (the convolution of the
+    two densities); the level solves it = p by bisection on t/b. With p =
+    SELECT_RATE / N_BINS, a union bound over the pairs of a column gives
+    the rate SELECT_RATE for the column. Public parameters only.
+    """
+    scale = float(_noise_scales(epsilon, delta, n_features, 1.0))
+    tail = SELECT_RATE / N_BINS
+    if _sums_delta(epsilon, delta, n_features) != 0:
+        from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
+
+        return math.sqrt(2.0) * scale * float(-ndtri(tail))
+    lo, hi = 0.0, 100.0  # ¼·e^(−x)·(2 + x) falls from 1/2 at x = 0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if 0.25 * math.exp(-mid) * (2.0 + mid) > tail else (lo, mid)
+    return scale * hi
+
+
+def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
     """Private ``(lower, upper)`` arrays per column of the 2-D ``X`` (NaN entries are skipped).
 
     The caller has charged ``_bounds_curve(epsilon, delta, X.shape[1],
     secure=secure)``. With ``epsilon=inf``: the columns' exact minimum and
-    maximum (0 for a column without values).
+    maximum (0 for a column without values). The last ``n_targets`` columns
+    are targets: their range comes from :func:`_target_hull` (never a single
+    point), the others' from :func:`_hull`. The same noisy counts are
+    released either way: the choice is post-processing.
     """
     X = np.asarray(X, dtype=float)
     n, d = X.shape
@@ -132,7 +193,29 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False):
     counts = np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
     noisy = _noisy_counts(counts, epsilon=epsilon, delta=delta, rng=rng, secure=secure,
                           n_outputs=d)
-    return _hull(np.asarray(noisy, dtype=float), _threshold(epsilon, delta, d))
+    noisy = np.asarray(noisy, dtype=float)
+    threshold = _threshold(epsilon, delta, d)
+    n_features = d - n_targets
+    lower, upper = _hull(noisy[:n_features], threshold)
+    if n_targets:
+        t_lower, t_upper = _target_hull(noisy[n_features:], threshold,
+                                        _pair_level(epsilon, delta, d), epsilon=epsilon)
+        lower, upper = np.concatenate([lower, t_lower]), np.concatenate([upper, t_upper])
+    return lower, upper
+
+
+def _hull_bins(noisy, kept, threshold):
+    """First and last bin of the hull of the ``kept`` bins, less TRIM of their mass at each end.
+
+    Also returns the kept noisy mass per column (each kept count floored at
+    the threshold).
+    """
+    mass = np.where(kept, np.maximum(noisy, threshold), 0.0)
+    total = mass.sum(axis=1)
+    cut = TRIM * total[:, None]
+    first = np.argmax(np.cumsum(mass, axis=1) > cut, axis=1)
+    last = N_BINS - 1 - np.argmax(np.cumsum(mass[:, ::-1], axis=1) > cut, axis=1)
+    return first, last, total
 
 
 def _hull(noisy, threshold):
@@ -144,11 +227,60 @@ def _hull(noisy, threshold):
     """
     kept = noisy > threshold
     kept[~kept.any(axis=1), _SIDE] = True
-    mass = np.where(kept, np.maximum(noisy, threshold), 0.0)
-    cut = TRIM * mass.sum(axis=1, keepdims=True)
-    first = np.argmax(np.cumsum(mass, axis=1) > cut, axis=1)
-    last = N_BINS - 1 - np.argmax(np.cumsum(mass[:, ::-1], axis=1) > cut, axis=1)
+    first, last, _ = _hull_bins(noisy, kept, threshold)
     return _LEFT[first].copy(), _RIGHT[last].copy()
+
+
+def _target_hull(noisy, threshold, pair_level, *, epsilon):
+    """The range of each target column (d, N_BINS): never a single point.
+
+    1. The bins whose noisy count clears the threshold are kept, as in
+       :func:`_hull`. Where none does, the two adjacent bins of the largest
+       noisy sum are kept instead (report noisy max, Dwork & Roth 2014,
+       Claim 3.9, on the counts already released; a target's rows often
+       straddle a power of two) and a :class:`~skdp.NoisyEstimateWarning`
+       says that the range rests on them. Their sum must still clear
+       ``pair_level`` (:func:`_pair_level`), which the sum of two empty
+       bins' noise exceeds somewhere in the column with probability at most
+       :data:`SELECT_RATE`; below it the zero bin stands in (the range is
+       then about 0, as a feature's would be: nothing located the target).
+    2. The hull of the kept bins (less :data:`TRIM` of their mass at each
+       end) is widened by the bin just outside it at each end whose noisy
+       count is above :data:`WIDEN_SHARE` of the kept noisy mass: at a small
+       ε the threshold is far above the count of a bin holding, say, a
+       quarter of the rows, which would otherwise be clipped.
+    3. A hull of the zero bin alone (the point 0) takes in both neighbours.
+
+    Everything here is a function of the noisy counts and public constants.
+    """
+    kept = noisy > threshold
+    weak = ~kept.any(axis=1)
+    rows = np.flatnonzero(weak)
+    pairs = noisy[rows, :-1] + noisy[rows, 1:]  # bins b and b + 1
+    best = np.argmax(pairs, axis=1)
+    # Two empty bins sum above pair_level with probability SELECT_RATE / N_BINS: below it
+    # nothing located the target, and the zero bin stands in (step 3 widens it).
+    located = pairs[np.arange(rows.size), best] > pair_level
+    kept[rows[located], best[located]] = True
+    kept[rows[located], best[located] + 1] = True
+    kept[rows[~located], _SIDE] = True
+    first, last, mass = _hull_bins(noisy, kept, threshold)
+    columns = np.arange(noisy.shape[0])
+    below, above = np.maximum(first - 1, 0), np.minimum(last + 1, N_BINS - 1)
+    share = WIDEN_SHARE * mass
+    first = np.where(noisy[columns, below] > share, below, first)
+    last = np.where(noisy[columns, above] > share, above, last)
+    point = (first == _SIDE) & (last == _SIDE)
+    first, last = np.where(point, _SIDE - 1, first), np.where(point, _SIDE + 1, last)
+    lower, upper = _LEFT[first].copy(), _RIGHT[last].copy()
+    for j in rows:  # released values only: the noisy counts and the range they gave
+        warnings.warn(
+            f"No bin of the target's private histogram stood out of the noise at "
+            f"epsilon={epsilon:g} for its range: the range ({lower[j]:g}, {upper[j]:g}) "
+            f"rests on the largest noisy counts, or on 0 where even they were within "
+            f"the noise. Give public bounds_y, or a larger epsilon.",
+            NoisyEstimateWarning, stacklevel=3)
+    return lower, upper
 
 
 def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=None):
@@ -168,6 +300,38 @@ def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=N
     """
     eps_bounds = (BOUNDS_EPSILON_SHARE if share is None else share) * epsilon
     fixed = _bounds_curve(eps_bounds, delta, n_features, secure=secure)
+    eps_stat, curve = _rest(fixed, epsilon, delta, stat_curve)
+    return eps_bounds, eps_stat, curve
+
+
+def split_curve_with_target(epsilon, delta, n_features, stat_curve, *, secure=False,
+                            share=None):
+    """:func:`split_curve` for a fit that estimates its features' bounds and a target's.
+
+    The target's histogram is released alone (a second release of
+    :func:`_bounds_curve` with one column), with :data:`TARGET_SHARE_OF_BOUNDS`
+    of the bounds' ε; the ``n_features`` features' histograms share the rest.
+    In one release with the features the target's counts would get the
+    noise of all d + 1 columns (std ∝ sqrt(d + 1) for the Gaussian), which at
+    a small ε·n hides even the bin holding most of the rows. The curves
+    compose (RDP, Mironov 2017, Prop. 1); the statistic takes the largest ε
+    that keeps the whole at (ε, δ), as in :func:`split_curve`.
+
+    Returns
+    -------
+    (features_epsilon, target_epsilon, stat_epsilon, curve)
+    """
+    eps_bounds = (BOUNDS_EPSILON_SHARE if share is None else share) * epsilon
+    eps_target = TARGET_SHARE_OF_BOUNDS * eps_bounds
+    eps_features = eps_bounds - eps_target
+    fixed = (_bounds_curve(eps_features, delta, n_features, secure=secure)
+             + _bounds_curve(eps_target, delta, 1, secure=secure))
+    eps_stat, curve = _rest(fixed, epsilon, delta, stat_curve)
+    return eps_features, eps_target, eps_stat, curve
+
+
+def _rest(fixed, epsilon, delta, stat_curve):
+    """The largest ε_s with ``fixed + stat_curve(ε_s)`` still (ε, δ)-DP, and that curve."""
 
     def cost(e):
         return (fixed + stat_curve(e)).epsilon(delta)
@@ -176,7 +340,7 @@ def split_curve(epsilon, delta, n_features, stat_curve, *, secure=False, share=N
     # within float rounding of the sum of pure parts (a few ulps).
     eps_stat = largest_within(cost, epsilon * (1.0 + 1e-12), epsilon - fixed.epsilon(delta),
                               rtol=1e-6, upper=epsilon)
-    return eps_bounds, eps_stat, fixed + stat_curve(eps_stat)
+    return eps_stat, fixed + stat_curve(eps_stat)
 
 
 def bounds(

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 import pytest
 
-from skdp import PrivacyBudget, accounting
+from skdp import NoisyEstimateWarning, PrivacyBudget, accounting
 from skdp._dpsgd._engine import count_noise_multiplier, dpsgd_privacy
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
@@ -159,6 +159,9 @@ def test_linear_private_bounds_never_raise_after_the_charge(X, y):
         budget = PrivacyBudget(100.0, DELTA)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
+            # on 40 to 300 rows the target's private range may rest on no bin that stands
+            # out of the noise: a warning of released values, not an error
+            warnings.simplefilter("ignore", NoisyEstimateWarning)
             reg = DPLinearRegression(epsilon=1.0, fit_intercept=fit_intercept, budget=budget,
                                      random_state=0).fit(X, y)
         assert len(budget) == 1

@@ -12,7 +12,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..._base import DPEstimatorMixin
-from ...stats._range import _bounds_release, check_bounds_or_none, split_curve
+from ...stats._range import (
+    _bounds_release,
+    check_bounds_or_none,
+    split_curve,
+    split_curve_with_target,
+)
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
 from ...utils._validation import check_classes, check_numeric_target, check_scalar
 from ...tree._categorical import FeaturesMixin
@@ -162,14 +167,22 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         Without public ``bounds`` (and ε < ∞) the features' bounds, and the
         ``extra_columns`` (the regressor's target without public bounds),
         are released by :func:`skdp.stats.bounds` with half of ε, composed
-        with the boosting's curve into one charge (:func:`split_curve`).
+        with the boosting's curve into one charge (:func:`split_curve`; with
+        both, the target's histogram is released alone with a share of that
+        half, :func:`split_curve_with_target`). Returns the boosting's ε, the
+        curve, and the ε of the features' and of the target's bounds.
         """
         n_numeric = int(self._numeric(X.shape[1]).sum())
-        n_missing = (n_numeric if bounds is None else 0) + len(extra_columns)
+        n_features = n_numeric if bounds is None else 0
+        n_missing = n_features + len(extra_columns)
         if epsilon == math.inf or n_missing == 0:
-            return epsilon, stat_curve(epsilon), None
+            return epsilon, stat_curve(epsilon), None, None
+        if n_features and extra_columns:  # the target's histogram is released alone
+            eps_bounds, eps_target, eps_stat, curve = split_curve_with_target(
+                epsilon, delta, n_features, stat_curve)
+            return eps_stat, curve, eps_bounds, eps_target
         eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_missing, stat_curve)
-        return eps_stat, curve, eps_bounds
+        return eps_stat, curve, eps_bounds, eps_bounds
 
 
 class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoosting):
@@ -384,7 +397,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         k = classes.size
         n_trees = 1 if k == 2 else k
         # 2. the curve, from the parameters alone.
-        eps_stat, curve, eps_bounds = self._bounds_and_curve(
+        eps_stat, curve, eps_bounds, _ = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve())
         plan = plan_boosting(eps_stat, delta)
         rng = self._check_generator()  # a bad seed is refused before the charge
@@ -457,7 +470,9 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoostin
     The algorithm of :class:`~skdp.ensemble.DPHistGradientBoostingClassifier` on the squared
     error. The target is clipped to ``bounds_y`` (public; without them
     released by :func:`skdp.stats.bounds` with the features' missing bounds,
-    in the same charge) and scaled to [0, 1]; the raw predictions are
+    in the same charge, its histogram alone with a quarter of their ε; the
+    range is never a single point, see :mod:`skdp.stats._range`) and scaled
+    to [0, 1]; the raw predictions are
     clipped to [0, 1] before each gradient, and every gradient F − y is
     clipped to [−1/4, 1/4] (per row, as DP-SGD clips; the gradient of the
     Huber loss with δ a quarter of the target's range): the exponential
@@ -541,7 +556,7 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
             bounds_y = (float(lo[0]), float(hi[0]))
         private = epsilon != math.inf
         extra = (y,) if bounds_y is None and private else ()
-        eps_stat, curve, eps_bounds = self._bounds_and_curve(
+        eps_stat, curve, eps_bounds, eps_target = self._bounds_and_curve(
             X, epsilon, delta, bounds, lambda e: plan_boosting(e, delta).curve(), extra)
         plan = plan_boosting(eps_stat, delta)
         rng = self._check_generator()
@@ -550,14 +565,16 @@ max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
 
         if eps_bounds is not None:
             numeric = self._numeric(X.shape[1])
-            columns = ([X[:, numeric]] if bounds is None else []) + [c[:, None] for c in extra]
-            lower, upper = _bounds_release(np.hstack(columns), epsilon=eps_bounds, delta=delta,
-                                           rng=rng)
+            if bounds is None and numeric.any():
+                bounds = self._full_bounds(
+                    *_bounds_release(X[:, numeric], epsilon=eps_bounds, delta=delta, rng=rng),
+                    X.shape[1])
+            elif bounds is None:  # no numeric feature: nothing to bound
+                bounds = self._full_bounds(np.empty(0), np.empty(0), X.shape[1])
             if extra:
-                bounds_y = (float(lower[-1]), float(upper[-1]))
-                lower, upper = lower[:-1], upper[:-1]
-            if bounds is None:
-                bounds = self._full_bounds(lower, upper, X.shape[1])
+                (lower_y,), (upper_y,) = _bounds_release(y[:, None], epsilon=eps_target,
+                                                         delta=delta, rng=rng, n_targets=1)
+                bounds_y = (float(lower_y), float(upper_y))
         if bounds_y is None:
             offset, scale, clip = 0.0, 1.0, None
             target = y
