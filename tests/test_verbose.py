@@ -1,5 +1,5 @@
-"""verbose= on the long fits: DP-SGD, the boosted trees, the forest, the logistic regression,
-the PCA and the private searches.
+"""verbose= on the long fits: DP-SGD, the boosted trees, the forest, the tree, the logistic
+regression, the PCA, the k-means and the private searches.
 
 What they print is counters, public parameters, released values and times: never a value
 computed on the training rows without noise, and in a search nothing that tells how many runs
@@ -21,6 +21,7 @@ from skdp.ensemble import (
     DPRandomForestClassifier,
 )
 from skdp.linear_model import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor
+from skdp.tree import DPDecisionTreeClassifier
 from skdp.model_selection import DPGridSearchCV
 from skdp.naive_bayes import DPGaussianNB
 
@@ -71,6 +72,12 @@ LONG_FITS = [
         "[DPRandomForestClassifier] tree 1/3 grown",
         "[DPRandomForestClassifier] tree 2/3 grown",
         "[DPRandomForestClassifier] tree 3/3 grown"]),
+    (DPDecisionTreeClassifier(bounds=(0, 1), classes=[0, 1], max_depth=2), Y, [
+        "[DPDecisionTreeClassifier] charged epsilon=1, delta=1e-05; growing 1 tree(s) of depth "
+        "2, 2 feature(s) per node",
+        "[DPDecisionTreeClassifier] level 1/2 split",
+        "[DPDecisionTreeClassifier] level 2/2 split",
+        "[DPDecisionTreeClassifier] tree 1/1 grown"]),
     (DPLogisticRegression(bounds_X=(0, 1), classes=[0, 1], max_iter=3), Y, [
         "[DPLogisticRegression] charged epsilon=1, delta=1e-05",
         "[DPLogisticRegression] 3 steps of noisy gradient descent",
@@ -115,6 +122,7 @@ def test_bad_verbose_costs_nothing(verbose):
     for est in [DPSGDClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPHistGradientBoostingClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPRandomForestClassifier(classes=[0, 1], verbose=verbose, budget=budget),
+                DPDecisionTreeClassifier(classes=[0, 1], verbose=verbose, budget=budget),
                 DPLogisticRegression(classes=[0, 1], verbose=verbose, budget=budget),
                 DPPCA(verbose=verbose, budget=budget),
                 DPKMeans(verbose=verbose, budget=budget),

@@ -57,8 +57,11 @@ def _goes_right(binned, rows, feature, threshold, node):
     return bin_ >= threshold[node]
 
 
-def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
-    """Grow one tree on gradients ``g`` and hessians ``h``; returns (predictor, each row's leaf)."""
+def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, report=None):
+    """Grow one tree on gradients ``g`` and hessians ``h``; returns (predictor, each row's leaf).
+
+    ``report(level)``, when given, is called after each level's splits (1..max_depth).
+    """
     n = binned.shape[0]
     rows = np.arange(n)
     n_inner = 2**max_depth - 1
@@ -74,6 +77,8 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng):
         feature[first:first + n_nodes] = f
         threshold[first:first + n_nodes] = t
         local = 2 * local + _goes_right(binned, rows, f[local], t, local)
+        if report is not None:
+            report(level + 1)
     n_leaves = 2**max_depth
     G, H = splitter.leaves(local, n_leaves, g, h, rng)
     value = splitter.leaf_values(G, H, learning_rate)
