@@ -127,17 +127,16 @@ def _bounds_curve(epsilon, delta, n_features, *, secure=False):
     return _histogram_curve(epsilon, delta, n_features, secure=secure)
 
 
-def _threshold(epsilon, delta, n_features, rate=FALSE_BIN_RATE):
+def _threshold(epsilon, delta, n_features):
     """The noisy count above which a bin is kept, from the noise distribution alone.
 
     An empty bin's noisy count is Laplace(b) or N(0, s²) (b, s from
     ``_noise_scales``); each of the :data:`N_BINS` bins of a column passes
-    with probability p/N_BINS (p = ``rate``, :data:`FALSE_BIN_RATE` by
-    default): b·ln(N_BINS/(2p)) for the Laplace tail ½e^(−τ/b),
-    s·Φ⁻¹(1 − p/N_BINS) for the Gaussian (a union bound over the bins).
+    with probability :data:`FALSE_BIN_RATE`/N_BINS: b·ln(N_BINS/(2p)) for
+    the Laplace tail ½e^(−τ/b), s·Φ⁻¹(1 − p/N_BINS) for the Gaussian.
     """
     scale = float(_noise_scales(epsilon, delta, n_features, 1.0))
-    tail = rate / N_BINS
+    tail = FALSE_BIN_RATE / N_BINS
     if _sums_delta(epsilon, delta, n_features) == 0:
         return scale * math.log(0.5 / tail)
     from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
