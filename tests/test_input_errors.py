@@ -109,6 +109,19 @@ def test_text_in_the_numeric_column_of_a_table_with_categorical_features():
     assert "oops" not in message and "column 'age'" in message
 
 
+def test_complex_numbers_are_refused_without_printing_the_rows():
+    Xc = X.astype(complex)
+    Xc[4, 1] = 0.25 + 0.5j
+    message = _refused(lambda b: DPGaussianNB(bounds=(0, 1), classes=[0, 1], budget=b).fit(
+        Xc, Y), match="input X holds complex numbers in column 1;")
+    assert "0.25" not in message and "j" not in message.replace("just", "")
+    yc = Y.astype(complex)
+    yc[2] = 1 + 3j
+    message = _refused(lambda b: DPGaussianNB(bounds=(0, 1), classes=[0, 1], budget=b).fit(
+        X, yc), match="input y holds complex numbers")
+    assert "3j" not in message and "1.+" not in message
+
+
 def test_a_value_outside_the_public_categories_is_not_quoted():
     data = pd.DataFrame({"age": X[:, 0], "colour": ["red"] * 199 + ["zzz"]})
     message = _refused(lambda b: DPHistGradientBoostingClassifier(

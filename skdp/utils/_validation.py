@@ -232,12 +232,13 @@ NAN_CAPABLE = ("skdp.tree.DPDecisionTreeClassifier", "skdp.ensemble.DPRandomFore
 def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     """:func:`sklearn.utils.validation.validate_data`, whose errors never quote a value.
 
-    The same parameters and results. Two of scikit-learn's errors are said
+    The same parameters and results. Three of scikit-learn's errors are said
     again in skdp's words: a text value in a numeric input (numpy's
     ``could not convert string to float: 'oops'`` quotes the row's value)
-    names the column instead, and a NaN refused by an estimator names the
-    columns and points to skdp's estimators that accept missing values
-    (scikit-learn's message recommends its own non-private ones). Every
+    and complex numbers (scikit-learn prints the whole array) name the
+    column instead, and a NaN refused by an estimator names the columns and
+    points to skdp's estimators that accept missing values (scikit-learn's
+    message recommends its own non-private ones). Every
     estimator calls this first in ``fit``, before the charge: an input
     refused here costs nothing.
 
@@ -280,6 +281,14 @@ def _plain_input_error(exc, X, estimator, columns=None):
     message = str(exc)
     if message.startswith("Input X contains NaN"):
         return nan_refused(estimator, _columns_where(X, columns, _holds_nan))
+    if message.startswith("Complex data not supported"):
+        # scikit-learn's message prints the whole array: every row's values
+        if _is_complex(X):
+            where = _columns_where(X, columns, _has_imaginary)
+            return ValueError(f"Complex data not supported: input X holds complex numbers"
+                              f"{where}; skdp takes real numbers only. Nothing was charged.")
+        return ValueError("Complex data not supported: input y holds complex numbers; skdp "
+                          "takes real numbers only. Nothing was charged.")
     if message.startswith(("could not convert", "invalid literal", "complex() arg")):
         # numpy's conversion errors quote the offending value: name its column instead
         where = _columns_where(X, columns, _not_numbers) or " in some column"
@@ -305,6 +314,21 @@ def nan_refused(estimator, where=""):
         f"own), and {NAN_CAPABLE[-1]}, which imputes them privately (first in a "
         f"skdp.pipeline.make_pipeline with {name}). Or drop those rows; nothing was charged."
     )
+
+
+def _is_complex(values):
+    try:
+        return bool(np.iscomplexobj(np.asarray(values)) or any(
+            isinstance(v, complex) for v in np.asarray(values, dtype=object).ravel()))
+    except (TypeError, ValueError):
+        return False
+
+
+def _has_imaginary(column):
+    try:
+        return bool(np.any(np.imag(np.asarray(column, dtype=complex)) != 0))
+    except (TypeError, ValueError):
+        return False
 
 
 def _holds_nan(column):
