@@ -122,6 +122,12 @@ def test_complex_numbers_are_refused_without_printing_the_rows():
     assert "3j" not in message and "1.+" not in message
 
 
+@pytest.mark.parametrize("stat", [stats.mean, stats.nanmean])
+def test_a_statistic_refuses_complex_numbers_instead_of_dropping_their_imaginary_part(stat):
+    _refused(lambda b: stat(np.array([0.5, 0.25 + 1j]), epsilon=1.0, bounds=(0, 1), budget=b),
+             match="must be real numbers; it holds complex numbers")
+
+
 def test_a_value_outside_the_public_categories_is_not_quoted():
     data = pd.DataFrame({"age": X[:, 0], "colour": ["red"] * 199 + ["zzz"]})
     message = _refused(lambda b: DPHistGradientBoostingClassifier(

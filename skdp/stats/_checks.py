@@ -38,12 +38,19 @@ def _check_data(a, *, name="a", return_range=False):
     :func:`_finite_range`, the reductions that proved finiteness, kept so
     that a float release can skip clipping when nothing needs it.
     """
+    _refuse_complex(a, name)
     try:
         arr = np.atleast_1d(np.asarray(a, dtype=float))
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be numeric; could not convert it to floats.") from None
     value_range = _finite_range(arr, name=name)
     return (arr, value_range) if return_range else arr
+
+
+def _refuse_complex(a, name):
+    """Refuse complex numbers, which a conversion to floats would cut to their real parts."""
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} must be real numbers; it holds complex numbers.")
 
 
 def _finite_range(arr, *, name="a"):
@@ -137,6 +144,7 @@ def _charge(budget, curve, name, epsilon, delta, n_outputs, secure):
 
 def _check_nan_data(a):
     """``a`` as a float array (at least 1-D) with no infinite entry; NaN entries allowed."""
+    _refuse_complex(a, "a")
     try:
         arr = np.atleast_1d(np.asarray(a, dtype=float))
     except (TypeError, ValueError):
