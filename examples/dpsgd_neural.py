@@ -1,4 +1,4 @@
-"""A neural network trained by DP-SGD on Adult, inside a scikit-learn Pipeline.
+"""A neural network trained by DP-SGD on Adult, inside a pipeline with one total ε.
 
 Run it with ``python examples/dpsgd_neural.py``. ``DPSGDClassifier`` with
 ``hidden_layer_sizes`` is a multilayer perceptron trained by DP-SGD (Abadi et
@@ -11,11 +11,11 @@ from the rows except through DP-SGD, and the fit charges the budget once.
 import sys
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 
 from skdp import PrivacyBudget
 from skdp.datasets import adult_preprocessor, load_adult
 from skdp.linear_model import DPSGDClassifier
+from skdp.pipeline import make_pipeline
 
 
 def main(n_train=None, n_test=None, *, epsilon=1.0, hidden_layer_sizes=(32,), max_iter=5,
@@ -36,21 +36,20 @@ def main(n_train=None, n_test=None, *, epsilon=1.0, hidden_layer_sizes=(32,), ma
         X_test, y_test = X_test[keep], y_test[keep]
 
     budget = PrivacyBudget(epsilon=epsilon, delta=1e-5)
-    model = Pipeline([
-        ("columns", adult_preprocessor()),
-        ("mlp", DPSGDClassifier(
+    model = make_pipeline(
+        adult_preprocessor(),  # the public schema: learns nothing from the rows
+        DPSGDClassifier(
             hidden_layer_sizes=hidden_layer_sizes,
-            epsilon=epsilon,
-            delta=1e-5,
             max_iter=max_iter,
             learning_rate=1e-2,
             classes=[0, 1],  # the public label set
-            budget=budget,
             random_state=random_state,
-        )),
-    ])
+        ),
+        epsilon=epsilon,  # the pipeline's total: its one private step gets it all
+        budget=budget,
+    )
     model.fit(X, y)
-    mlp = model.named_steps["mlp"]
+    mlp = model[-1]
     accuracy = model.score(X_test, y_test)
     print(f"DP-SGD MLP {hidden_layer_sizes} on {len(y)} rows: {mlp.n_steps_} steps, "
           f"sampling rate {mlp.sampling_rate_:.4g}, noise multiplier {mlp.noise_multiplier_:.3f}",

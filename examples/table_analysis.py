@@ -20,9 +20,8 @@ from skdp.datasets import adult_preprocessor, adult_schema, load_adult
 
 def main(*, random_state=None, out=sys.stdout):
     """Run the queries and the fit; returns ``{"budget", "by_sex", "by_education", "model"}``."""
-    from sklearn.pipeline import make_pipeline
-
     from skdp.linear_model import DPLogisticRegression
+    from skdp.pipeline import make_pipeline
 
     df, y = load_adult(as_frame=True, return_X_y=True)
     df = df.assign(high_income=y.astype(float))
@@ -59,8 +58,8 @@ def main(*, random_state=None, out=sys.stdout):
     X_train, y_train = load_adult(return_X_y=True)
     X_test, y_test = load_adult(subset="test", return_X_y=True)
     model = make_pipeline(adult_preprocessor(),
-                          DPLogisticRegression(epsilon=1.0, classes=[0, 1], budget=budget,
-                                               random_state=random_state))
+                          DPLogisticRegression(classes=[0, 1], random_state=random_state),
+                          epsilon=1.0, budget=budget)
     model.fit(X_train, y_train)
     accuracy = float(np.mean(model.predict(X_test) == y_test))
     print(f"\nDPLogisticRegression at epsilon = 1: test accuracy {accuracy:.3f}", file=out)

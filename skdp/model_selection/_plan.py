@@ -313,11 +313,8 @@ class _SearchPlan:
         """The steps' (nested) ``epsilon`` keys that a total ε scales, checked before any probe."""
         keys = _nested_params(self.estimator, "epsilon")
         if "epsilon" in keys and "steps" in self.estimator.get_params(deep=False):
-            # a DPPipeline: given its own total, the search scales that total (the pipeline
-            # splits it among its steps); without one, the steps' own epsilon
-            own = keys.pop("epsilon")
-            if own is not None:
-                keys = {"epsilon": own}
+            # a DPPipeline's own total (None here: fit splits a total first): not a step's
+            keys.pop("epsilon")
         auto = isinstance(self.epsilon, str)
         given = "epsilon='auto' (the default)" if auto else "a total epsilon"
         if not keys:

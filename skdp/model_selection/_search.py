@@ -164,6 +164,16 @@ class _BaseDPSearch(DPEstimatorMixin, _SearchPlan, MetaEstimatorMixin, Classifie
         -------
         self
         """
+        resolve = getattr(self.estimator, "_with_total_split", None)
+        if resolve is not None and self.estimator.epsilon is not None:
+            # A DPPipeline given a total: split it once (from the shape of X), then search
+            # as over a pipeline whose steps have their own epsilon, which the plan scales.
+            given = self.estimator
+            self.estimator = resolve(X, y, self._budget_in_force())
+            try:
+                return self.fit(X, y)
+            finally:
+                self.estimator = given
         # (1) validate: parameters, candidates, shapes (no value of X is read).
         distribution = self._check_params()
         rng = self._check_generator()

@@ -295,6 +295,15 @@ class DPPipeline(Pipeline):
         return split_epsilon(model, float(self.epsilon), X_like, y_like, delta=delta,
                              accountant=accountant or "tightest")
 
+    def _with_total_split(self, X, y, budget):
+        """A clone with ``epsilon=None`` whose unset steps hold their share of the total.
+
+        A private search over the pipeline splits its total once, from the
+        shape of ``X``, and scales the steps' ``epsilon`` as for any pipeline.
+        """
+        split = self._split(X, y, budget)
+        return clone(self).set_params(epsilon=None, **split)
+
     def _split_for_probe(self, X_like, y_like, recorder):
         """The pipeline as a plain ``Pipeline`` whose unset steps hold their share (for probes)."""
         model = self._as_pipeline()  # clones: the probed object keeps its own parameters
