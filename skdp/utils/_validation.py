@@ -350,19 +350,26 @@ def _columns_where(X, columns, test):
     """" in column 'a'" (or "in columns 'a', 'b'"): the columns of ``X`` where ``test`` holds.
 
     Names, or indices without them; "" when they cannot be told (a sparse
-    matrix, a ragged list). Read only on the way to an error, before any charge.
+    matrix, a ragged list). Read only on the way to an error, before any
+    charge, one column at a time (a DataFrame's columns keep their dtypes).
     """
-    try:
-        arr = np.asarray(X, dtype=object)
-    except (TypeError, ValueError):
-        return ""
-    if arr.ndim != 2:
-        return ""
+    if hasattr(X, "iloc"):  # pandas
+        n_columns, column = X.shape[1], lambda j: X.iloc[:, j].to_numpy()
+    elif hasattr(X, "to_series") and hasattr(X, "columns"):  # polars
+        n_columns, column = X.shape[1], lambda j: X.to_series(j).to_numpy()
+    else:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):
+            return ""
+        if arr.ndim != 2:
+            return ""
+        n_columns, column = arr.shape[1], lambda j: arr[:, j]
     if columns is None:
         columns = getattr(X, "columns", None)
     names = [repr(c) if isinstance(c, str) else str(c) for c in
-             (range(arr.shape[1]) if columns is None else columns)]
-    found = [names[j] for j in range(arr.shape[1]) if test(arr[:, j])]
+             (range(n_columns) if columns is None else columns)]
+    found = [names[j] for j in range(n_columns) if test(column(j))]
     if not found:
         return ""
     shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
