@@ -150,6 +150,13 @@ def test_a_gaussian_fit_on_a_delta_zero_budget_says_why(make):
     assert len(budget) == 0
 
 
+def test_a_non_private_fit_on_a_delta_zero_budget_is_over_the_cap():
+    budget = PrivacyBudget(1.0, 0.0)
+    with pytest.raises(BudgetExceededError, match="ε=inf alone.*over the cap"):
+        DPGaussianNB(epsilon=math.inf, classes=[0, 1], budget=budget).fit(X, Y)
+    assert len(budget) == 0
+
+
 def test_a_delta_zero_budget_still_takes_pure_dp_and_says_over_the_cap_otherwise():
     budget = PrivacyBudget(1.0, 0.0)
     stats.mean(X[:, 0], epsilon=0.6, delta=0.0, bounds=(0, 1), budget=budget)

@@ -447,7 +447,9 @@ class PrivacyBudget:
             if total is not None and how is None:
                 (eps_total, _, how), state = self._spend_with(total)
             if not self._within_cap(eps_total):
-                if self.delta == 0.0 and alone == math.inf:
+                if self.delta == 0.0 and alone == math.inf and (
+                        curve.delta > 0 or np.isfinite(curve.rdp).any()):
+                    # private at some δ > 0 (a Gaussian), not at δ = 0; not a non-private fit
                     raise BudgetExceededError(
                         f"Charging {label!r} is refused: this budget has delta=0 (pure ε-DP), "
                         "and delta = 0 admits no Gaussian mechanism (nor any other that is "
