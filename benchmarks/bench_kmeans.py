@@ -23,7 +23,8 @@ distances of the test rows to the nearest centre) as a ratio to scikit-learn's. 
 
 Every fit uses δ = 1e-5 (diffprivlib's KMeans is pure ε-DP). It prints, per data set and k,
 the mean ± sd (and the largest) ratio over the seeds at each ε, then per ε and contender the
-geometric mean over the rows of the table of their mean ratios. ``--set NAME=VALUE`` changes a
+geometric mean over the rows of the table of their mean ratios, then the seconds of a fit,
+every contender with one thread. ``--set NAME=VALUE`` changes a
 constant of skdp/cluster/_kmeans.py (LEAF_ROWS, TREE_DEPTH, the shares, ...) before the run,
 to measure a variant of the defaults. Usage::
 
@@ -31,6 +32,7 @@ to measure a variant of the defaults. Usage::
     python benchmarks/bench_kmeans.py --tables "" --seeds 2 --epsilons 1 inf
     python benchmarks/bench_kmeans.py --epsilons 0.1 0.5 1 --no-dpl --no-private-bounds \
         --set LEAF_ROWS=10
+    python benchmarks/bench_kmeans.py --tables "" --mixture 1000000,10,8 --epsilons 1 inf
 """
 
 import argparse
@@ -66,19 +68,21 @@ MIXTURES = [(2_000, 2, 3), (20_000, 2, 3), (10_000, 5, 5), (5_000, 10, 5), (30_0
 MIXTURE_BOUNDS = (-12.0, 12.0)
 
 DPL_SCRIPT = r"""
-import json, sys, warnings
+import json, sys, time, warnings
 import numpy as np
 from diffprivlib.models import KMeans
 warnings.simplefilter("ignore")
 d = np.load(sys.argv[1])
 job = json.loads(sys.argv[2])
-out = []
+out, seconds = [], []
 for eps in job["epsilons"]:
     for seed in job["seeds"]:
+        start = time.perf_counter()
         est = KMeans(n_clusters=job["k"], epsilon=eps, bounds=tuple(job["bounds"]),
                      random_state=seed).fit(d["X"])
+        seconds.append(time.perf_counter() - start)
         out.append(np.asarray(est.cluster_centers_).tolist())
-print(json.dumps(out))
+print(json.dumps(dict(centers=out, seconds=seconds)))
 """
 
 
@@ -114,7 +118,7 @@ def baseline_class(rev):
 
 
 def data_sets(args):
-    for n, d, k in MIXTURES if args.mixtures else []:
+    for n, d, k in (args.mixture or MIXTURES) if args.mixtures else []:
         yield f"mixture n={n} d={d}", [k], MIXTURE_BOUNDS, lambda s, n=n, d=d, k=k: mixture(n, d, k, s)
     for name in args.tables:
         task = LOADERS[name]()
@@ -137,6 +141,9 @@ def main(argv=None):
                         default=list(LOADERS), help="comma-separated suite tables ('' for none)")
     parser.add_argument("--table-k", nargs="+", type=int, default=[3, 8])
     parser.add_argument("--no-mixtures", dest="mixtures", action="store_false")
+    parser.add_argument("--mixture", action="append", metavar="N,D,K",
+                        type=lambda t: tuple(int(v) for v in t.split(",")),
+                        help="run this mixture (repeatable) instead of the default ones")
     parser.add_argument("--baseline", metavar="REV", help="also run DPKMeans of commit REV")
     parser.add_argument("--no-dpl", action="store_true", help="leave diffprivlib out")
     parser.add_argument("--no-private-bounds", action="store_true",
@@ -168,18 +175,26 @@ def main(argv=None):
     print("|---|---|---|---|" + "---|" * len(names))
     start = time.perf_counter()
     means = {(name, e): [] for name in names for e in args.epsilons}
+    seconds = []
     with threadpool_limits(1):
         for label, ks, bounds, load in data_sets(args):
             splits = {s: load(s) for s in seeds}
             for k in ks:
-                refs = {s: inertia(splits[s][1], KMeans(k, random_state=s).fit(
-                    splits[s][0]).cluster_centers_) for s in seeds}
+                refs, times = {}, {name: [] for name in ["scikit-learn", *names]}
+                for s in seeds:
+                    t = time.perf_counter()
+                    ref = KMeans(k, random_state=s).fit(splits[s][0])
+                    times["scikit-learn"].append(time.perf_counter() - t)
+                    refs[s] = inertia(splits[s][1], ref.cluster_centers_)
                 cells = {(name, e): [] for name in names for e in args.epsilons}
                 for e in args.epsilons:
                     for s in seeds:
                         Xtr, Xte = splits[s]
                         for name, make in contenders.items():
+                            t = time.perf_counter()
                             est = make(k, bounds, e, s).set_params(delta=DELTA).fit(Xtr)
+                            if e < math.inf:
+                                times[name].append(time.perf_counter() - t)
                             cells[name, e].append(inertia(Xte, est.cluster_centers_) / refs[s])
                 finite = [e for e in args.epsilons if e < math.inf]
                 if dpl and finite:
@@ -187,12 +202,14 @@ def main(argv=None):
                         Xtr, Xte = splits[s]
                         job = dict(k=k, bounds=list(bounds), epsilons=finite, seeds=[s])
                         out = run_peer(DPL_SCRIPT, {"X": Xtr}, json.dumps(job))
-                        for e, centers in zip(finite, out):
+                        for e, centers in zip(finite, out["centers"]):
                             cells["diffprivlib", e].append(inertia(Xte, centers) / refs[s])
+                        times["diffprivlib"].extend(out["seconds"])
                 Xtr = splits[seeds[0]][0]
                 for key, values in cells.items():
                     if values:
                         means[key].append(np.mean(values))
+                seconds.append((label, Xtr.shape, k, times))
                 for e in args.epsilons:
                     print(f"| {label} | {Xtr.shape[0]} x {Xtr.shape[1]} | {k} | {e:g} | "
                           + " | ".join(fmt(cells[name, e]) for name in names) + " |", flush=True)
@@ -200,6 +217,14 @@ def main(argv=None):
     for e in args.epsilons:
         print(f"  ε={e:g}: " + ", ".join(f"{name} {np.exp(np.mean(np.log(means[name, e]))):.3f}"
                                          for name in names if means[name, e]))
+    print("\nseconds per fit, one thread: scikit-learn's KMeans(k) the mean over the seeds, the "
+          "private ones over the seeds and the finite ε")
+    print("| data | rows x cols | k | scikit-learn | " + " | ".join(names) + " |")
+    print("|---|---|---|---|" + "---|" * len(names))
+    for label, shape, k, times in seconds:
+        print(f"| {label} | {shape[0]} x {shape[1]} | {k} | " + " | ".join(
+            f"{np.mean(times[name]):.3f}" if times[name] else "n/a"
+            for name in ["scikit-learn", *names]) + " |")
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 
