@@ -85,13 +85,13 @@ class DPPipeline(Pipeline):
     4. the steps are fitted, each drawing on that reservation.
 
     **One total.** Given ``epsilon``, the pipeline splits it among the
-    private steps that leave their ``epsilon`` at its default: the model (the
-    last step) gets ten times the weight of each step before it (an imputer,
-    a scaler, a projection), and one factor scales the weights so that the
-    whole pipeline, with the steps that set their own ``epsilon``, costs
-    ``epsilon`` at the accounting δ (:mod:`skdp.pipeline._split`; the rule
-    was chosen on the benchmark suite's tables, see "Pipelines: one total" in
-    the benchmarks). The split reads only the data's shape, dtypes and column
+    private steps that leave their ``epsilon`` at its default: each gets the
+    same weight, the model (the last step) as each step before it (an
+    imputer, a scaler, a projection), and one factor scales the weights so
+    that the whole pipeline, with the steps that set their own ``epsilon``,
+    costs ``epsilon`` at the accounting δ (:mod:`skdp.pipeline._split`; the
+    rule was chosen on the benchmark suite's tables, see "Pipelines: one
+    total" in the benchmarks). The split reads only the data's shape, dtypes and column
     names: :meth:`epsilon_split` and :func:`skdp.privacy_cost` give it before
     the fit, the ledger's label records it, and the fitted pipeline keeps it
     as ``epsilon_split_``. The steps' own parameters are left as they were.

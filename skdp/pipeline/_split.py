@@ -9,7 +9,8 @@ one factor, the largest (to 0.01 %) for which the whole pipeline, the steps
 that set their own ``epsilon`` included, costs at most the total at the
 accounting δ. The curves come from probes on placeholder rows, as
 :func:`skdp.privacy_cost` finds them: the split reads only the parameters and
-the data's shape, dtypes and column names.
+the data's shape, dtypes and column names (a step's curve may depend on
+the number of rows, as its charge does).
 """
 
 from __future__ import annotations
@@ -19,17 +20,21 @@ import math
 
 from sklearn.base import clone
 
-from ..accounting import epsilon_of
+from ..accounting._accountants import spend_of
 from ..accounting._bisect import largest_within
 from ..model_selection._params import _nested_params, _quiet
 from ..model_selection._probe import _CurveRecorder, _n_samples, _probe, _ProbeCache
 
-# The model needs far more of ε than the steps that prepare its input: on the classification
-# tables of benchmarks/bench_suite.py, pipelines of an imputer, a scaler and a model scored
-# best with the preprocessing at a few percent of the total each
-# (benchmarks/bench_pipeline_split.py, its table in docs/benchmarks.md).
+# Equal weights. A preprocessing step does not need less than the model: a scaler or an
+# imputer without public bounds first estimates every column's range privately, and with a
+# tenth of the total (the first rule tried) those ranges fell below the noise on the suite's
+# small and wide tables (breast cancer, digits: every column dropped, the model at the
+# majority class). On the suite's five classification tables, four pipelines and
+# epsilon = 0.5, 1, 5, equal weights had the smallest largest shortfall against the best
+# weight of a grid from 0.1 to 2 (benchmarks/bench_pipeline_split.py; the table and where
+# it misses in docs/benchmarks.md, "Pipelines: one total").
 MODEL_WEIGHT = 1.0
-PREPROCESSING_WEIGHT = 0.1
+PREPROCESSING_WEIGHT = 1.0
 
 _SMALLEST_FACTOR = 1e-6
 
@@ -81,7 +86,7 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
     delta : float
         The δ at which the total is stated.
     accountant : str
-        How a curve is converted to ε (:func:`skdp.accounting.epsilon_of`).
+        How a curve is converted to ε, as a budget with that accountant does.
     weights : dict, optional
         Weights per key instead of the rule's (:func:`step_weights`).
     """
@@ -112,7 +117,7 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
             curve = recorder.total()
             if curve.delta > delta:
                 return math.inf
-            return epsilon_of(curve, delta, accountant=accountant)
+            return spend_of(curve, delta, accountant=accountant)[0]  # as the budget composes
         except ValueError:
             return math.inf
 
