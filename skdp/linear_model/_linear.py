@@ -27,15 +27,21 @@ __all__ = ["DPLinearRegression"]
 
 # Failure probability ρ of the ridge bound of AdaSSP (Wang 2018, Alg. 2); only utility, never privacy.
 _RIDGE_FAILURE_PROBABILITY = 0.05
-# The ridge is AdaSSP's with its noise bound B scaled by this factor. B bounds the spectral
-# norm of the whole noise matrix with probability 1 − ρ, but a coefficient is blurred by the
-# noise along its own direction, far less: on the six regression tables of
-# benchmarks/bench_suite.py (5 seeds, ε = 0.1 to 5; docs/benchmarks.md, issue 26) a quarter
-# of B raised R² at ε = 1 from 0.53 to 0.69 (weather), 0.82 to 0.94 (diamonds), 0.37 to 0.65
-# (computers), 0.23 to 0.30 (gpa), 0.20 to 0.22 (loans), 0.27 to 0.28 (wage), and cost at
-# most 0.03 at ε = 0.1 (loans 0.10 to 0.08, wage 0.00 to -0.02); a tenth of B overfitted
-# the noise (diamonds at ε = 0.1: R² -0.9).
+# The ridge is AdaSSP's with its noise bound B scaled by a factor in [_RIDGE_SCALE, 1]
+# (_ridge_scale). B bounds the spectral norm of the whole noise matrix with probability
+# 1 − ρ, but a coefficient is blurred by the noise along its own direction, far less: on the
+# six regression tables of benchmarks/bench_suite.py (5 seeds, ε = 0.1 to 5;
+# docs/benchmarks.md, issue 26) a quarter of B raised R² at ε = 1 from 0.53 to 0.69
+# (weather), 0.82 to 0.94 (diamonds), 0.37 to 0.65 (computers), 0.23 to 0.30 (gpa), 0.20 to
+# 0.22 (loans), 0.27 to 0.28 (wage); a tenth of B overfitted the noise (diamonds at
+# ε = 0.1: R² -0.9).
 _RIDGE_SCALE = 0.25
+# Where B is large next to the released count n (the scale of XᵀX's diagonal), the full
+# bound: the factor is min(1, max(_RIDGE_SCALE, _RIDGE_COUNT_RATIO · B / n)), the full B
+# from B = 0.4·n on. A quarter of B everywhere cost up to 0.03 of R² at ε = 0.1 (loans 0.10
+# to 0.08, Wage 0.00 to -0.02, below the mean); with the count rule Wage is at 0.00 and
+# loans at 0.11 there, and the tables of more than 10,000 rows keep a quarter of B.
+_RIDGE_COUNT_RATIO = 2.5
 
 
 def _gram_sensitivity(max_abs_X, max_abs_y, *, data_norm=math.inf, intercept=True):
@@ -143,6 +149,20 @@ def _solve_psd(A, b, ridge):
     return V @ (inv * (V.T @ b))
 
 
+def _ridge_scale(noise_bound, gram, n_features, fit_intercept):
+    """The factor of AdaSSP's noise bound B in the automatic ridge, in [_RIDGE_SCALE, 1].
+
+    A quarter of B where the released count n (the intercept's diagonal
+    entry of the noisy Gram matrix: post-processing) is large next to B,
+    the full B where B >= n / _RIDGE_COUNT_RATIO, linear in B/n between.
+    Without an intercept no count is released: a quarter of B.
+    """
+    if not fit_intercept:
+        return _RIDGE_SCALE
+    count = max(float(gram[n_features, n_features]), 1.0)
+    return min(1.0, max(_RIDGE_SCALE, _RIDGE_COUNT_RATIO * noise_bound / count))
+
+
 def _adaptive_ridge(A, noise_bound):
     """AdaSSP's ridge max(0, B − λ̃_min), with λ̃_min read from the released noisy XᵀX.
 
@@ -237,16 +257,19 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     **Solve.** The noisy Gram matrix can be indefinite: its eigenvalues are
     clipped at 0 (the nearest PSD matrix) and a ridge λ is added.
     ``ridge="auto"`` is AdaSSP's ridge (Wang 2018, Alg. 2)
-    λ = max(0, B − λ̃_min) with its noise bound scaled down by 4:
-    B = σΔ·sqrt(q·log(2q²/ρ))/4 (q the size of the Gram matrix, ρ = 0.05;
-    without the 1/4, B bounds the noise's spectral norm with probability
-    1 − ρ), and λ̃_min = max(0, λ_min(noisy XᵀX) − B) (with the full bound, a
+    λ = max(0, B − λ̃_min) with its noise bound scaled by a factor f:
+    B = f·σΔ·sqrt(q·log(2q²/ρ)) (q the size of the Gram matrix, ρ = 0.05;
+    with f = 1, B bounds the noise's spectral norm with probability
+    1 − ρ), and λ̃_min = max(0, λ_min(noisy XᵀX) − B) (with f = 1, a
     lower bound on λ_min(XᵀX) on the same event by Weyl's inequality), read
     from the released matrix instead of AdaSSP's separate release, so it
     costs no budget (``_adaptive_ridge``). The full bound over-shrank: a
     coefficient is blurred by the noise along its own direction, not by the
-    noise's norm, and a quarter of it raised the suite's R² at ε = 1 by up
-    to 0.28 on six regression tables (measured in docs/benchmarks.md,
+    noise's norm. f is 1/4 where the released count n is large next to the
+    full bound, and grows to 1 where the full bound reaches 0.4·n
+    (``_ridge_scale``, post-processing of the released count); on six
+    regression tables this raised R² at ε = 1 by up to 0.28 and kept the
+    small tables at or above the mean at ε = 0.1 (docs/benchmarks.md,
     "Regression defaults on small tables"). A singular XᵀX (one-hot columns) gets λ = B;
     a well-conditioned one at large n gets less, down to 0, so the fit does
     not over-shrink where the data outweigh the noise. The ridge does not
@@ -486,13 +509,13 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # A bound, with probability 1 − ρ, on the spectral norm of the noise of
         # the XᵀX block (the noise-dependent term of AdaSSP's ridge, Wang 2018, Alg. 2).
         noise_bound = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
-        noise_bound *= _RIDGE_SCALE
         Z = _clipped_design(
             X, y, clipper=clipper, bounds_y=bounds_y,
             centre=centre, scale=scale, fit_intercept=bool(self.fit_intercept),
         )
         gram = _perturbed_gram(Z, mechanism, rng)
         if self.ridge == "auto":
+            noise_bound *= _ridge_scale(noise_bound, gram, X.shape[1], bool(self.fit_intercept))
             ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
         else:
             ridge = float(self.ridge)

@@ -245,8 +245,9 @@ def test_auto_ridge_is_adassp_with_the_released_lambda_min():
     X, y = _data(n=100, d=2)
     est = DPLinearRegression(epsilon=1.0, random_state=0, **BOUNDS).fit(X, y)
     s, q = est.noise_multiplier_ * est.sensitivity_, 3
-    bound = s * math.sqrt(q * math.log(2 * q**2 / 0.05)) / 4  # AdaSSP's B, scaled by 1/4
-    # 100 rows in a box of half-width 10: XᵀX is small next to the noise: the full bound.
+    bound = s * math.sqrt(q * math.log(2 * q**2 / 0.05))
+    # 100 rows in a box of half-width 10: XᵀX is small next to the noise, and the bound
+    # (about 700) far above 0.4 times the count: the full bound.
     assert est.ridge_ == pytest.approx(bound)
     assert DPLinearRegression(ridge=2.5, **BOUNDS).fit(X, y).ridge_ == 2.5
     # Many well-spread rows: λ_min(XᵀX) far above 2B, so no ridge is added (no over-shrinking).

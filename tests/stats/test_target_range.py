@@ -147,3 +147,15 @@ def test_the_ridge_never_shrinks_the_intercept():
     ref = LinearRegression().fit(X, y)
     np.testing.assert_allclose(reg.coef_, ref.coef_, atol=1e-8)
     assert reg.intercept_ == pytest.approx(ref.intercept_, abs=1e-8)
+
+
+def test_the_ridge_is_a_quarter_of_adassps_where_the_count_outweighs_its_noise_bound():
+    from skdp.linear_model._linear import _ridge_scale
+
+    gram = np.zeros((3, 3))
+    gram[1, 1] = 1000.0  # the released count n of a design with one feature and an intercept
+    assert _ridge_scale(10.0, gram, 1, True) == 0.25  # B = n/100
+    assert _ridge_scale(200.0, gram, 1, True) == pytest.approx(0.5)  # 2.5 B / n
+    assert _ridge_scale(400.0, gram, 1, True) == 1.0  # B >= 0.4 n: AdaSSP's full bound
+    assert _ridge_scale(1e6, gram, 1, True) == 1.0
+    assert _ridge_scale(1e6, gram, 1, False) == 0.25  # no count released without an intercept
