@@ -8,6 +8,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -63,6 +64,19 @@ def _squared_distances(X, centers):
     return np.maximum(d, 0.0)
 
 
+def _nearest(X, centers):
+    """The nearest centre of each row: argmin of ‖c‖² − 2⟨x, c⟩ (‖x‖² is the same for all c)."""
+    scores = np.einsum("ij,ij->i", centers, centers)[:, None] - 2.0 * (centers @ X.T)
+    return np.argmin(scores, axis=0)
+
+
+def _group_sums(labels, Y, k):
+    """(k, d) sums of the rows of Y by label (labels in 0..k-1), as one sparse product."""
+    n = len(labels)
+    onehot = sparse.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
+    return np.asarray(onehot.T @ Y, dtype=float)
+
+
 def _n_steps(n_hat, n_clusters, n_features, z):
     """Lloyd steps after the private seeding: more as the rows per cluster outgrow the noise.
 
@@ -91,46 +105,44 @@ def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
     n, d = Y.shape
     node_min = max(1.0, min(LEAF_ROWS * math.sqrt(d) * z_leaf, n_hat / (2.0 * n_clusters)))
     branch_min = BRANCH_FACTOR * node_min
-    directions = rng.standard_normal((TREE_DEPTH, d))
-    node = np.zeros(n, dtype=np.int64)  # each row's node at this level, -1: dropped
+    projections = rng.standard_normal((TREE_DEPTH, d)) @ Y.T  # (levels, n): a level per row
+    rows = np.arange(n)  # the rows still in the tree (not in a leaf, not dropped)
+    node = np.zeros(n, dtype=np.int64)  # their node at this level
     counts = np.array([n_hat])  # the level's noisy counts
-    leaf = np.full(n, -1, dtype=np.int64)
+    leaf = np.full(n, -1, dtype=np.int64)  # each row's leaf, -1: none (dropped)
     leaf_counts = []
     for level in range(TREE_DEPTH + 1):
         branching = counts >= branch_min if level < TREE_DEPTH else np.zeros(len(counts), bool)
-        # Nodes that do not branch are leaves.
-        first = len(leaf_counts)
+        # Nodes that do not branch are leaves, with their rows.
         ends = np.flatnonzero(~branching)
-        leaf_id = np.full(len(counts), -1, dtype=np.int64)
-        leaf_id[ends] = first + np.arange(len(ends))
+        leaf_of = np.full(len(counts), -1, dtype=np.int64)
+        leaf_of[ends] = len(leaf_counts) + np.arange(len(ends))
         leaf_counts.extend(counts[ends])
-        alive = node >= 0
-        rows = np.flatnonzero(alive & ~branching[np.maximum(node, 0)])
-        leaf[rows] = leaf_id[node[rows]]
-        node[rows] = -1
+        done = leaf_of[node] >= 0
+        leaf[rows[done]] = leaf_of[node[done]]
+        rows, node = rows[~done], node[~done]
         parents = np.flatnonzero(branching)
         if len(parents) == 0:
             break
         slot = np.full(len(counts), -1, dtype=np.int64)
         slot[parents] = np.arange(len(parents))
-        active = np.flatnonzero(node >= 0)
-        bit = (Y[active] @ directions[level] >= 0.0).astype(np.int64)
-        child = 2 * slot[node[active]] + bit
+        child = 2 * slot[node] + (projections[level, rows] >= 0.0)
         child_counts = np.bincount(child, minlength=2 * len(parents)).astype(float)
         child_counts += rng.normal(0.0, z_level, size=len(child_counts))
         kept = child_counts >= node_min
-        has_child = kept.reshape(-1, 2).any(axis=1)
         # A branching node whose children are all dropped is a leaf with all its rows.
-        lone = parents[~has_child]
-        lone_id = len(leaf_counts) + np.arange(len(lone))
+        lone = parents[~kept.reshape(-1, 2).any(axis=1)]
+        leaf_of = np.full(len(counts), -1, dtype=np.int64)
+        leaf_of[lone] = len(leaf_counts) + np.arange(len(lone))
         leaf_counts.extend(counts[lone])
-        lone_of = np.full(len(counts), -1, dtype=np.int64)
-        lone_of[lone] = lone_id
-        to_lone = lone_of[node[active]] >= 0
-        leaf[active[to_lone]] = lone_of[node[active[to_lone]]]
+        done = leaf_of[node] >= 0
+        leaf[rows[done]] = leaf_of[node[done]]
+        # The rows of a dropped child of a node with a kept child leave the tree.
         renumber = np.full(len(child_counts), -1, dtype=np.int64)
         renumber[kept] = np.arange(int(kept.sum()))
-        node[active] = np.where(to_lone, -1, renumber[child])
+        node = renumber[child]
+        stay = ~done & (node >= 0)
+        rows, node = rows[stay], node[stay]
         counts = child_counts[kept]
         if len(counts) == 0:
             break
@@ -138,8 +150,7 @@ def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
     if m == 0:
         return np.zeros((0, d)), np.zeros(0)
     inside = leaf >= 0
-    sums = np.stack([np.bincount(leaf[inside], weights=Y[inside, j], minlength=m)
-                     for j in range(d)], axis=1).astype(float)
+    sums = _group_sums(leaf[inside], Y[inside], m)
     sums += rng.normal(0.0, z_leaf * H, size=sums.shape)
     weights = np.maximum(np.asarray(leaf_counts, dtype=float), 1.0)
     return sums / weights[:, None], weights
@@ -480,10 +491,9 @@ class _LloydStep:
 
     def __call__(self, centers):
         k, d = centers.shape
-        labels = np.argmin(_squared_distances(self.Y, centers - self.c), axis=1)
+        labels = _nearest(self.Y, centers - self.c)
         counts = np.bincount(labels, minlength=k).astype(float)
-        sums = np.stack([np.bincount(labels, weights=self.Y[:, j], minlength=k)
-                         for j in range(d)], axis=1) if d else np.zeros((k, 0))
+        sums = _group_sums(labels, self.Y, k)
         count_std = self.z / math.sqrt(self.count_w)
         counts = counts + self.rng.normal(0.0, count_std, size=k)
         sums = sums + self.rng.normal(0.0, self.z * self.H / math.sqrt(1.0 - self.count_w),
