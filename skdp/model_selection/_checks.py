@@ -13,6 +13,7 @@ validates the real input as it would in a run, stopped at its charge
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -25,7 +26,7 @@ from sklearn.utils import get_tags
 from ..exceptions import PrivacyLeakWarning
 from ..utils._validation import check_classes, nan_refused
 from ._params import _fill_missing, _is_private, _nested_params, _set_nested
-from ._probe import _CurveRecorder, _ProbeStop, _n_samples, _placeholder_X
+from ._probe import _CurveRecorder, _n_samples, _placeholder_X, _ProbeStop, _recorders_stay_here
 
 
 def _check_private_steps(estimator, where="estimator", after_private=False, sparse_stack=False):
@@ -315,6 +316,16 @@ def _check_values(candidate, X, y, labels):
     if labels is not None:
         _fill_missing(checker, "classes", labels)
     try:
-        checker.fit(X, y)
+        with _recorders_stay_here():
+            checker.fit(X, y)
     except _ProbeStop:
         pass
+    except ValueError as exc:
+        # scikit-learn's encoders quote the unknown values: name the column only
+        found = re.match(r"Found unknown categories .* in column (\S+) during fit", str(exc))
+        if found is None:
+            raise
+        raise ValueError(f"Found unknown categories in column {found.group(1)} of a public "
+                         "step's input: values outside its public categories. Add them to its "
+                         "categories or handle them before the search; nothing was "
+                         "charged.") from None

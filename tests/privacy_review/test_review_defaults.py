@@ -155,11 +155,12 @@ def gd_calls(monkeypatch):
     calls = []
     original = logistic_module._noisy_gd
 
-    def spy(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None):
+    def spy(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng, metric=None,
+            report=None):
         calls.append(dict(Xa=Xa.copy(), Y=Y.copy(), n_hat=n_hat, steps=steps, sigma=sigma,
                           sensitivity=sensitivity, binary=binary, metric=metric))
         return original(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng,
-                        metric=metric)
+                        metric=metric, report=report)
 
     monkeypatch.setattr(logistic_module, "_noisy_gd", spy)
     return calls
