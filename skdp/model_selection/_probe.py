@@ -197,7 +197,26 @@ def _is_public_step(step):
         k == "budget" or k.endswith("__budget") for k in step.get_params(deep=True))
 
 
+def _recorders_stay_here():
+    """joblib's threading backend for the block: a curve recorder never leaves its process.
+
+    A ``ColumnTransformer`` or ``FeatureUnion`` with ``n_jobs`` fits its
+    parts with joblib, by default in worker processes, which would need the
+    recorder (or a pipeline's reservation) pickled; in threads of this
+    process the parts charge the one recorder, and fit in parallel still.
+    """
+    from joblib import parallel_config
+
+    return parallel_config(backend="threading")
+
+
 def _probe(estimator, X, y, recorder, cache=None, key=None):
+    """Record the curves that fitting ``estimator`` on (X, y) charges (see :func:`_probe_steps`)."""
+    with _recorders_stay_here():
+        _probe_steps(estimator, X, y, recorder, cache, key)
+
+
+def _probe_steps(estimator, X, y, recorder, cache=None, key=None):
     """Record the curves that fitting ``estimator`` on (X, y) charges.
 
     ``X`` and ``y`` are placeholders (see :func:`_placeholder_X`): a
@@ -228,7 +247,7 @@ def _probe(estimator, X, y, recorder, cache=None, key=None):
             Xt = _dense_for(steps[i + 1:], Xt)
         last = estimator.steps[-1][1]
         if last is not None and last != "passthrough":
-            _probe(last, Xt, y, recorder, cache, key)
+            _probe_steps(last, Xt, y, recorder, cache, key)
         return
     # An skdp estimator (or a private search) charges once: it stops there. A
     # ColumnTransformer may hold several skdp parts: it is fitted in full.

@@ -22,7 +22,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from .._secure import SecureGenerator
 from ..utils._parallel import Parallel, delayed
 from ._params import _fill_missing, _nested_params, _quiet, _set_nested, _with_params
-from ._probe import _CurveRecorder
+from ._probe import _CurveRecorder, _recorders_stay_here
 
 
 def _best_run(estimator, candidates, train_curves, n_runs, X, y, train_idx, val_idx, counts,
@@ -102,7 +102,7 @@ def _private_fit(model, X, y, rng, expected, params, labels, main_pid):
     users = _secret_seeds(model, rng)
     if labels is not None:
         users.update(_fill_missing(model, "classes", labels))
-    with _quiet_in_worker_process(main_pid):
+    with _quiet_in_worker_process(main_pid), _recorders_stay_here():
         model.fit(X, y)
     _check_within(recorder.total(), expected, params)
     _set_nested(model, "budget", lambda: None)

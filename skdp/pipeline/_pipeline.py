@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import inspect
+import threading
 from collections import Counter
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -21,7 +22,13 @@ from ..accounting import RDPCurve
 from ..budget import PrivacyBudget
 from ..model_selection._checks import _check_values
 from ..model_selection._params import _nested_params, _quiet
-from ..model_selection._probe import _CurveRecorder, _n_samples, _placeholder_X, _probe
+from ..model_selection._probe import (
+    _CurveRecorder,
+    _n_samples,
+    _placeholder_X,
+    _probe,
+    _recorders_stay_here,
+)
 from ..model_selection._runs import _sync_fitted_copies
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ._split import split_epsilon, step_weights, unset_epsilon_keys
@@ -47,8 +54,13 @@ class _Prepaid(_CurveRecorder):
     def __init__(self, reserved):
         super().__init__()
         self.reserved = reserved
+        self._lock = threading.Lock()
 
     def charge(self, curve, *, label=None):
+        with self._lock:  # steps fitted in parallel threads (a ColumnTransformer's n_jobs)
+            self._charge(curve)
+
+    def _charge(self, curve):
         spent, reserved = self.total() + curve, self.reserved
         within = (
             spent.delta <= reserved.delta
@@ -213,7 +225,8 @@ class DPPipeline(Pipeline):
         # also the fitted copies a ColumnTransformer keeps in transformers_.
         prepaid = _as_budget(_Prepaid(curve), budget)
         try:
-            with _params_set(self, {**split, **dict.fromkeys(keys, prepaid)}):
+            with _params_set(self, {**split, **dict.fromkeys(keys, prepaid)}), \
+                    _recorders_stay_here():
                 super().fit(X, y, **params)
         finally:
             _sync_fitted_copies(self)

@@ -189,3 +189,24 @@ def test_the_notebook_view_shows_each_steps_share():
     model_share = MODEL_WEIGHT / sum(weights.values())
     assert f"dpgaussiannb {model_share:.0%}" in html and "epsilon=1 split" in html
     assert "split" not in make_pipeline(*_steps())._repr_mimebundle_()["text/html"][:200]
+
+
+def test_parts_fitted_in_parallel_are_costed_and_charged_once():
+    # A ColumnTransformer or FeatureUnion with n_jobs fits its parts with joblib: the
+    # probes and the reservation stay in this process (threads), and it is one charge.
+    from sklearn.pipeline import FeatureUnion
+
+    X, y = _data()
+    cols = ColumnTransformer([("a", DPStandardScaler(bounds=B), [0, 1]),
+                              ("b", DPMinMaxScaler(bounds=B), [2])], n_jobs=2)
+    union = FeatureUnion([("s", DPStandardScaler(bounds=B)), ("m", DPMinMaxScaler(bounds=B))],
+                         n_jobs=2)
+    for part in (cols, union):
+        budget = PrivacyBudget(5.0, 1e-5)
+        pipe = make_pipeline(part, DPGaussianNB(bounds=(-5, 5), classes=[0, 1]), epsilon=1.0,
+                             budget=budget)
+        cost = privacy_cost(pipe, X, y).epsilon
+        assert 0.99 <= cost <= 1.0
+        pipe.fit(X, y)
+        assert len(budget) == 1 and budget.spent()[0] == pytest.approx(cost, rel=1e-9)
+        assert pipe.score(X, y) > 0.8
