@@ -126,22 +126,17 @@ def _perturbed_gram(Z, mechanism, rng):
 
 
 def _solve_psd(A, b, ridge):
-    """Solve (P(A) + diag(ridge)) θ = b, where P(A) clips the eigenvalues of A at 0.
+    """Solve (P(A) + ridge·I) θ = b, where P(A) clips the eigenvalues of A at 0.
 
     The noisy Gram matrix A may be indefinite. Projecting it on the PSD cone
     (clipping negative eigenvalues, the nearest PSD matrix in Frobenius norm,
     Higham 1988, Thm. 2.1) and adding the ridge keeps the problem convex.
-    ``ridge`` is a scalar (λ·I) or one λ per coordinate (0 for the
-    intercept, which is not shrunk). Eigenvalues below a relative tolerance
-    count as zero (a pseudo-inverse), so a singular problem gets the
-    minimum-norm solution, like :func:`scipy.linalg.lstsq`.
+    Eigenvalues below a relative tolerance count as zero (a pseudo-inverse),
+    so a singular problem gets the minimum-norm solution, like
+    :func:`scipy.linalg.lstsq`.
     """
     w, V = linalg.eigh(A)
-    if np.ndim(ridge):
-        w, V = linalg.eigh((V * np.maximum(w, 0.0)) @ V.T + np.diag(ridge))
-        w = np.maximum(w, 0.0)
-    else:
-        w = np.maximum(w, 0.0) + ridge
+    w = np.maximum(w, 0.0) + ridge
     tol = max(w.max(initial=0.0), 0.0) * w.size * np.finfo(float).eps
     inv = np.zeros_like(w)
     keep = w > tol
@@ -272,14 +267,16 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     small tables at or above the mean at ε = 0.1 (docs/benchmarks.md,
     "Regression defaults on small tables"). A singular XᵀX (one-hot columns) gets λ = B;
     a well-conditioned one at large n gets less, down to 0, so the fit does
-    not over-shrink where the data outweigh the noise. The ridge does not
-    apply to the intercept (as in scikit-learn's
-    :class:`~sklearn.linear_model.Ridge`): where the noise shrinks the
-    coefficients to 0 the fit falls back to the noisy mean of the target
-    (Σy'/n from the released statistics), not to the midpoint of
-    ``bounds_y``, which on a loose or private range can be far from the
-    mean (on ISLR's Wage at ε = 0.1, the midpoint 160 of (64, 256) against a
-    mean of 112).
+    not over-shrink where the data outweigh the noise. The ridge shrinks the
+    coefficients towards 0 and the intercept towards the noisy mean of the
+    target (Σy'/n from the released statistics; the solve is
+    (P(A) + λI)θ = b + λθ₀, θ₀ that intercept alone): where the noise
+    shrinks the coefficients to 0 the fit falls back to that mean, not to
+    the midpoint of ``bounds_y``, which on a loose or private range can be
+    far from it (on ISLR's Wage at ε = 0.1, the midpoint 160 of (64, 256)
+    against a mean of 112). Leaving the intercept unshrunk did as well with
+    the defaults but worse with ``data_norm``, where uncentred one-hot
+    blocks are collinear with the intercept's column.
     With ``epsilon=inf`` there is no noise, λ = 0 and the result is
     scikit-learn's :class:`~sklearn.linear_model.LinearRegression` on the
     clipped rows (on any data inside the bounds and ``data_norm``).
@@ -324,7 +321,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     ridge : "auto" or float >= 0, default="auto"
         The ridge λ added to the noisy XᵀX (see above): "auto" is a function
         of public parameters and the released noisy matrix only. It shrinks
-        the coefficients, not the intercept.
+        the coefficients towards 0 and the intercept towards the noisy mean
+        of the target.
     budget : PrivacyBudget or None, default=None
         The shared budget to charge.
     random_state : int, numpy Generator or None, default=None
@@ -519,13 +517,14 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
         else:
             ridge = float(self.ridge)
-        # the ridge shrinks the coefficients, never the intercept (as scikit-learn's Ridge):
-        # with the coefficients shrunk to 0 the fit is the noisy mean Σy'/n, not the
-        # midpoint of bounds_y
-        penalty = np.full(q, ridge)
+        # The ridge shrinks the coefficients towards 0 and the intercept towards the noisy
+        # mean Σy'/n of the released statistics (not towards 0, the midpoint of bounds_y):
+        # minimising θᵀAθ − 2bᵀθ + λ‖θ − θ₀‖² gives (A + λI)θ = b + λθ₀.
+        target = np.zeros(q)
         if self.fit_intercept:
-            penalty[X.shape[1]] = 0.0
-        theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1], penalty)
+            d = X.shape[1]
+            target[d] = gram[d, -1] / max(float(gram[d, d]), 1.0)
+        theta = _solve_psd(gram[:-1, :-1], gram[:-1, -1] + ridge * target, ridge)
 
         n_features = X.shape[1]
         self.coef_ = theta[:n_features] * scale

@@ -132,9 +132,9 @@ def test_default_regressors_never_collapse_on_a_small_table(make, seeds):
     assert np.mean(scores) > -0.3
 
 
-def test_the_ridge_never_shrinks_the_intercept():
-    # A huge ridge shrinks the coefficients to 0: the intercept is then the target's mean,
-    # not the midpoint of bounds_y (0 here), as in scikit-learn's Ridge.
+def test_the_ridge_shrinks_the_intercept_towards_the_mean():
+    # A huge ridge shrinks the coefficients to 0: the intercept is then the target's mean
+    # (noise-free at epsilon = inf), not the midpoint of bounds_y (0 here).
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (500, 3))
     y = 5.0 + X @ [1.0, 2.0, 3.0]
