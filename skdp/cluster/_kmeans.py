@@ -22,7 +22,12 @@ from ..accounting import RDPCurve, gaussian_rdp
 from ..decomposition._pca import gaussian_multiplier
 from ..preprocessing._validation import finite_output
 from ..stats._noise import _noise_multiplier
-from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
+from ..stats._range import (
+    BOUNDS_EPSILON_SHARE,
+    _bounds_release,
+    check_bounds_or_none,
+    split_curve,
+)
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._validation import check_scalar, validate_data
 
@@ -53,6 +58,9 @@ BRANCH_FACTOR = 3.0
 # The Lloyd steps after a private seeding, from the noisy count of rows n̂ (see _n_steps).
 MAX_AUTO_STEPS = 8
 STEP_PRECISION = 100.0
+# The share of ε that estimates the bounds when none are given: the package's (a half);
+# 0.2 and 0.3 did worse on benchmarks/bench_kmeans.py, 0.7 no better (docs/benchmarks.md).
+BOUNDS_SHARE = BOUNDS_EPSILON_SHARE
 # scikit-learn's KMeans defaults, used at epsilon=inf.
 SKLEARN_MAX_ITER = 300
 
@@ -351,7 +359,8 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             def stat_curve(e):
                 return gaussian_rdp(_noise_multiplier(e, delta))
 
-            eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_features, stat_curve)
+            eps_bounds, eps_stat, curve = split_curve(epsilon, delta, n_features, stat_curve,
+                                                      share=BOUNDS_SHARE)
             z = _noise_multiplier(eps_stat, delta)
         else:
             z = gaussian_multiplier(epsilon, delta)
