@@ -15,6 +15,7 @@ from sklearn.base import (
     ClusterMixin,
     TransformerMixin,
 )
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
@@ -175,7 +176,9 @@ def _weighted_kmeans(points, weights, n_clusters, box, c, rng):
         return np.concatenate([points, extra])
     seed = int(rng.integers(0, 2**31 - 1))
     km = KMeans(n_clusters, n_init=10, random_state=seed)
-    return km.fit(points, sample_weight=weights).cluster_centers_
+    with warnings.catch_warnings():  # leaves clipped to one corner are duplicates: no news
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return km.fit(points, sample_weight=weights).cluster_centers_
 
 
 class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, ClusterMixin,
