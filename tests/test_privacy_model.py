@@ -501,3 +501,10 @@ After the table.
     assert page_rows(text) == [[":class:`~skdp.pipeline.DPPipeline`, :func:`skdp.stats.mean`",
                                 "first still first", "second"]]
     assert role_targets(page_rows(text)[0][0]) == ["skdp.pipeline.DPPipeline", "skdp.stats.mean"]
+
+
+def test_every_entry_cites_a_source():
+    uncited = [cells[0] for cells in page_rows(TEXT)
+               if any(t.startswith("skdp.") for t in role_targets(cells[0]))
+               and not re.search(r"\b(19|20)\d\d\b", " ".join(cells[1:]))]
+    assert not uncited, f"rows without a source (author and year): {uncited}"
