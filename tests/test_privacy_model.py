@@ -309,6 +309,9 @@ def _cases():
     yield "standard-nothing", pp.DPStandardScaler, _fit(
         lambda: pp.DPStandardScaler(with_mean=False, with_std=False)), ()
     yield "imputer", impute.DPSimpleImputer, _fit(impute.DPSimpleImputer, data=X_NAN), ()
+    yield "imputer-joint", impute.DPSimpleImputer, _fit(
+        lambda: impute.DPSimpleImputer(bounds=BOX),
+        data=np.where(RNG.random((N, 20)) < 0.1, np.nan, X_WIDE)), ()
     yield "imputer-median", impute.DPSimpleImputer, _fit(
         lambda: impute.DPSimpleImputer(strategy="median", bounds=BOX), data=X_NAN), ()
     yield "imputer-frequent", impute.DPSimpleImputer, _fit(
