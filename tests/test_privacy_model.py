@@ -3,7 +3,7 @@ names every mechanism that its release charges.
 
 The page is read as reStructuredText list-tables: a row's first cell names its
 entries by roles (``:class:`~skdp.x.Name```, ``:func:``, ``:meth:``), and the
-whole row is what the page says of them. Two checks:
+whole row is what the page says of them. The checks:
 
 1. every public class and function of skdp's subpackages that releases
    something (and every query method of the table classes) is named in the
@@ -15,7 +15,10 @@ whole row is what the page says of them. Two checks:
    split into the kinds of its parts; the row of the release must name the
    curve function of every kind (``gaussian_rdp``, ``laplace_rdp``, ...). A
    kind that this test does not know fails it: a new mechanism needs a word
-   in :data:`KIND_TOKENS` and on the page.
+   in :data:`KIND_TOKENS` and on the page;
+3. every role naming ``skdp.…`` resolves, and every row cites a source;
+4. the shares, step counts and thresholds that rows quote are the code's
+   constants (:func:`quoted_numbers`).
 
 The match is by word, never by full text, so rewording a row keeps the test
 green as long as the row still names what the code charges.
@@ -464,6 +467,65 @@ def test_every_estimator_has_a_case():
     uncased = [name for name, obj in public_releases() + table_queries()
                if id(obj) not in cased and not name.endswith(("PrivateTable", "GroupBy"))]
     assert uncased == []
+
+
+# -- the numbers the page quotes are the code's ------------------------------------------
+
+_WORDS = {0.5: "half", 0.25: "a quarter"}
+
+
+def quoted_numbers():
+    """(entry or None for the whole page, the phrase that the code's constants give)."""
+    from fractions import Fraction
+
+    from skdp.cluster import DPKMeans, _kmeans
+    from skdp.decomposition import DPPCA, _pca
+    from skdp.ensemble import DPHistGradientBoostingClassifier
+    from skdp.ensemble._hist_gradient_boosting import _privacy as boosting
+    from skdp.linear_model import DPLogisticRegression, DPSGDRegressor, _dpsgd, _logistic
+    from skdp.linear_model import _row_norm
+    from skdp.stats import _range
+    from skdp.stats._noise import _sums_delta
+    from skdp.tree import DPDecisionTreeClassifier, _classes
+
+    def gaussian_from(epsilon):  # the fewest noisy sums that take the Gaussian at δ = 1e-5
+        return next(k for k in range(1, 1000) if _sums_delta(epsilon, 1e-5, k) > 0)
+
+    yield None, (f"the Gaussian is used from k = {gaussian_from(0.1)} sums at ε = 0.1, "
+                 f"{gaussian_from(1.0)} at ε = 1 and {gaussian_from(10.0)} at ε = 10")
+    yield None, f"in the same charge (``skdp/stats/_range.py``, ``split_curve``): " \
+                f"{_WORDS[_range.BOUNDS_EPSILON_SHARE]} of ε"
+    yield None, f"with {_WORDS[_range.TARGET_SHARE_OF_BOUNDS]} of that half"
+    changed = "(the code changed)"  # a phrase the page never holds
+    yield None, "target bounds a tenth of ε" if _dpsgd.TARGET_BOUNDS_SHARE == 0.1 else changed
+    yield DPSGDRegressor, f"ε/{round(1 / _dpsgd.TARGET_BOUNDS_SHARE)})"
+    # DPKMeans's private bounds take the package's share, which the page states once
+    yield DPKMeans, "plus the bounds' curve" if (
+        _kmeans.BOUNDS_SHARE == _range.BOUNDS_EPSILON_SHARE) else changed
+    yield DPKMeans, f"n̂ ({_kmeans.N_SHARE:.0%})"
+    yield DPKMeans, f"each of its {_kmeans.TREE_DEPTH} levels ({_kmeans.TREE_COUNT_SHARE:.0%})"
+    yield DPKMeans, f"leaves ({_kmeans.LEAF_SHARE:.0%})"
+    yield DPPCA, f"shares {_pca.COUNT_SHARE:.2f}, {_pca.SUM_SHARE:.2f}, {_pca.MOMENT_SHARE:.2f}"
+    yield DPPCA, "shares {:.2f}, {:.2f}, {:.2f}".format(*_pca.LAPLACE_SHARES)
+    yield DPHistGradientBoostingClassifier, f"shared {boosting.COUNT_SHARE:.0%} to the first"
+    yield DPHistGradientBoostingClassifier, (f"{_WORDS[boosting.SPLIT_SHARE]} of the rest to "
+                                             "the splits")
+    yield DPHistGradientBoostingClassifier, (f"{round(100 * (1 - boosting.HESSIAN_SHARE))}/"
+                                             f"{round(100 * boosting.HESSIAN_SHARE)} to gradients")
+    yield DPDecisionTreeClassifier, f"{_WORDS[_classes.SPLIT_SHARE]} to the splits"
+    yield DPLogisticRegression, f"ε/{round(1 / _logistic._NORM_EPSILON_SHARE)})"
+    yield DPLogisticRegression, f"({_logistic._MIN_STEPS} to {_logistic._MAX_STEPS})"
+    yield DPLogisticRegression, (f"n̂/({_logistic._ROWS_PER_STEP:g} σ_g) ≥ "
+                                 f"{_logistic._PRECONDITION_FROM:g}")
+    yield DPLogisticRegression, f"at most {_logistic._MAX_GRAM_WIDTH:,} columns"
+    yield DPLogisticRegression, f"preconditions {_logistic._PRECONDITIONED_STEPS} steps"
+    yield DPLogisticRegression, f"max(2/ε_n, {Fraction(_row_norm.NORM_MIN_NOISE)})"
+
+
+@pytest.mark.parametrize("entry, phrase", list(quoted_numbers()))
+def test_the_numbers_quoted_are_the_codes(entry, phrase):
+    where = " ".join(TEXT.split()) if entry is None else ENTRIES[id(entry)]
+    assert phrase in where, f"the page does not say {phrase!r}: its numbers are stale"
 
 
 # -- the checker can fail ---------------------------------------------------------------
