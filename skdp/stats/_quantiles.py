@@ -235,7 +235,163 @@ _CDF_BLOCK = 1024
 _EXP_ZERO = 746.0
 
 
-def _em_quantiles_1d(sorted_x, lower, upper, levels, epsilon, sensitivity, rng):
+def _em_quantiles_1d(x, lower, upper, levels, epsilon, sensitivity, rng, *, half=None):
+    """Smith 2011 exponential mechanism for quantiles of clipped data ``x``, without a full sort.
+
+    The same distribution as :func:`_em_quantiles_sorted` (which documents
+    the mechanism), so the same privacy analysis; ``x`` is reordered in
+    place. Gap i (between the order statistics x₍ᵢ₎ and x₍ᵢ₊₁₎, with
+    x₍₀₎ = L and x₍N₊₁₎ = U) has weight ℓᵢ·exp(−a|i − qN|), a = ε/(2Δ);
+    equivalently the output has density exp(−a|r(o) − qN|) on [L, U], with
+    r(o) = #{x < o}. For each level only the gaps within ``half`` ranks of
+    qN (default (ln(N + 1) + 40)/a) are computed: one ``np.partition`` of
+    ``x`` at the windows' ends, then a sort of each window
+    (:class:`_PartialOrder`). The rest is drawn by adaptive rejection
+    (:meth:`_PartialOrder.draw`), exact whatever the data. Where the
+    windows cover more than a quarter of the data (small N or tiny ε),
+    ``x`` is sorted instead. Only the running time depends on the data
+    beyond the release (ties or clipped values around qN cost extra passes).
+    """
+    n = x.size
+    a = epsilon / (2.0 * sensitivity)
+    if half is None:
+        half = (math.log(n + 1.0) + _WINDOW_LOG_MARGIN) / a
+    windows = [(max(int(math.floor(q * n - half)), 0), min(int(math.ceil(q * n + half)), n))
+               for q in levels]
+    if 4 * sum(h - s + 1 for s, h in windows) > n:
+        x.sort()
+        return _em_quantiles_sorted(x, lower, upper, levels, epsilon, sensitivity, rng)
+    order = _PartialOrder(x, lower, upper)
+    # gaps s..h lie between the order statistics at positions s − 1 … h of x
+    order.select(0, x.size, {k for s, h in windows for k in (s - 1, h) if 0 <= k < x.size})
+    out = []
+    for q, (s, h) in zip(levels, windows):
+        order.sort_within(s, h)
+        out.append(order.draw(q * n, a, rng))
+    return out
+
+
+# Half-width of the fast sampler's rank window, in units of 1/a beyond ln(N + 1): on data
+# spread over its bounds, the weight outside the window is then about e^−40 of the inside.
+_WINDOW_LOG_MARGIN = 40.0
+# Unsorted runs of at most this many values are sorted when the sampler refines them.
+_SORT_RUN = 256
+
+
+class _PartialOrder:
+    """``x`` reordered in place so that some positions hold their order statistic.
+
+    ``known`` lists the runs [p, p') of such positions, in order; positions
+    −1 and N stand for L and U. Between two runs lies an unsorted run
+    [p₀, p₁): it holds exactly the order statistics p₀ + 1 … p₁, in any order,
+    so the gaps p₀ … p₁ cover [x[p₀ − 1], x[p₁]) without being known one by one.
+    """
+
+    def __init__(self, x, lower, upper):
+        self.x, self.lower, self.upper = x, lower, upper
+        self.known = [(-1, 0), (x.size, x.size + 1)]
+
+    def value(self, p):
+        """The order statistic at position p (L at −1, U at N)."""
+        return self.lower if p < 0 else self.upper if p >= self.x.size else self.x[p]
+
+    def _mark(self, start, stop):
+        """Record that positions [start, stop) hold their order statistics."""
+        runs = sorted(self.known + [(start, stop)])
+        merged = [runs[0]]
+        for lo, hi in runs[1:]:
+            if lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        self.known = merged
+
+    def select(self, start, stop, positions):
+        """Put the order statistics at ``positions`` of the unsorted run [start, stop)."""
+        positions = sorted(positions)
+        if positions:
+            self.x[start:stop].partition([p - start for p in positions])
+            for p in positions:
+                self._mark(p, p + 1)
+
+    def sort_within(self, start, stop):
+        """Sort every unsorted run inside [start, stop) (whose ends must be known)."""
+        for lo, hi in self.unsorted():
+            if start <= lo and hi <= stop:
+                self.x[lo:hi].sort()
+                self._mark(lo, hi)
+
+    def unsorted(self):
+        """The unsorted runs [p₀, p₁), in order."""
+        return [(self.known[j][1], self.known[j + 1][0]) for j in range(len(self.known) - 1)]
+
+    def _slots(self, t, a):
+        """Log-weights of the known gaps and of the unsorted runs, in order, and what they are.
+
+        A known gap i weighs ℓᵢ·exp(−a|i − t|), as in :func:`_em_quantiles_sorted`;
+        an unsorted run [p₀, p₁) weighs (x[p₁] − x[p₀ − 1])·exp(−a·d), d the
+        distance from t to [p₀, p₁], a bound on the total weight of its gaps.
+        """
+        logs, what = [], []
+        n = self.x.size
+        for j, (lo, hi) in enumerate(self.known):
+            if hi - lo >= 2:  # gaps lo + 1 … hi − 1, between known positions
+                edges = self.x[max(lo, 0):min(hi, n)]
+                edges = np.concatenate(([self.lower] if lo < 0 else [], edges,
+                                        [self.upper] if hi > n else []))
+                with np.errstate(divide="ignore"):
+                    log_w = np.log(np.diff(edges))
+                log_w -= a * np.abs(np.arange(lo + 1, hi, dtype=float) - t)
+                logs.append(log_w)
+                what.append((lo + 1, hi))
+            if j + 1 < len(self.known):
+                p0, p1 = hi, self.known[j + 1][0]
+                near = min(max(t, p0), p1)  # the gap index in p0 … p1 nearest t
+                with np.errstate(divide="ignore"):
+                    log_b = np.log(self.value(p1) - self.value(p0 - 1)) - a * abs(near - t)
+                logs.append(np.array([log_b]))
+                what.append((p0, p1, a * abs(near - t)))
+        return logs, what
+
+    def draw(self, t, a, rng):
+        """One output of density ∝ exp(−a|r(o) − t|) on [L, U], by adaptive rejection.
+
+        Propose from the slots of :meth:`_slots` (one uniform, inverse CDF):
+        a known gap is accepted, the output uniform in it; in an unsorted run
+        the proposal o is uniform over its range, its gap r found by a count,
+        and it is accepted with probability exp(−a|r − t| + a·d) ≤ 1; after a
+        rejection that run is split (or sorted) and the draw starts again.
+        Each accepted output has the target density whatever the proposals
+        (Gilks & Wild 1992, adaptive rejection sampling); with the windows
+        of :func:`_em_quantiles_1d` the first proposal is almost always a
+        known gap, and the draws of the uniform and the output are those of
+        :func:`_em_quantiles_sorted`.
+        """
+        while True:
+            logs, what = self._slots(t, a)
+            flat = np.concatenate(logs)
+            top = np.max(flat)
+            if top == -math.inf:  # every gap has length 0: lower == upper
+                return float(self.lower)
+            k = _inverse_cdf(np.exp(flat - top), rng.random())
+            sizes = np.cumsum([w.size for w in logs])
+            j = int(np.searchsorted(sizes, k, side="right"))
+            if len(what[j]) == 2:  # a known gap
+                i = what[j][0] + k - (sizes[j - 1] if j else 0)
+                return float(rng.uniform(self.value(i - 1), self.value(i)))
+            p0, p1, a_d = what[j]
+            o = float(rng.uniform(self.value(p0 - 1), self.value(p1)))
+            r = min(p0 + int(np.count_nonzero(self.x[p0:p1] <= o)), p1)
+            if rng.random() < math.exp(a_d - a * abs(r - t)):
+                return o
+            if p1 - p0 <= _SORT_RUN:
+                self.x[p0:p1].sort()
+                self._mark(p0, p1)
+            else:
+                self.select(p0, p1, [(p0 + p1) // 2])
+
+
+def _em_quantiles_sorted(sorted_x, lower, upper, levels, epsilon, sensitivity, rng):
     """Smith 2011 exponential mechanism for quantiles of sorted, clipped data.
 
     The N + 1 gaps between L, x₍₁₎, …, x₍N₎, U get utility −|i − qN| for
@@ -489,19 +645,22 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
     if epsilon == math.inf:
         return (np.nanquantile if skip_nan else np.quantile)(x.reshape(arr.shape), q_arr,
                                                               axis=axis)
+    # x is a clipped copy: the samplers may reorder its columns in place
     if axis is None:
-        cols = [np.sort(x.ravel())]
+        cols = [x.ravel()]
         lows, ups = [float(np.min(lower))], [float(np.max(upper))]
         if np.ptp(lower) or np.ptp(upper):
             raise ValueError("axis=None on multi-column data needs scalar bounds for quantiles.")
         sensitivity = float(x.shape[1])
     else:
-        sorted_x = np.sort(x, axis=0)
-        cols = [sorted_x[:, j] for j in range(x.shape[1])]
+        cols = [np.ascontiguousarray(x[:, j]) for j in range(x.shape[1])]
         lows, ups = lower, upper
         sensitivity = 1.0
-    if skip_nan:  # np.sort puts NaN last
-        cols = [col[:np.count_nonzero(~np.isnan(col))] for col in cols]
+    if skip_nan:
+        cols = [col[~np.isnan(col)] for col in cols]
+    if secure or method == "joint":  # these take sorted data; the split sampler sorts no more
+        for col in cols:
+            col.sort()
     levels = q_arr.reshape(-1)
     out = np.empty((levels.size, len(cols)))
     if method == "split":
