@@ -657,7 +657,8 @@ def _quantile_release(a, q, *, epsilon, delta, bounds, axis, rng, secure=False, 
         lows, ups = lower, upper
         sensitivity = 1.0
     if skip_nan:
-        cols = [col[~np.isnan(col)] for col in cols]
+        nans = [np.isnan(col) for col in cols]
+        cols = [col[~nan] if nan.any() else col for col, nan in zip(cols, nans)]
     if secure or method == "joint":  # these take sorted data; the split sampler sorts no more
         for col in cols:
             col.sort()
