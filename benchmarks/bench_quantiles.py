@@ -1,10 +1,21 @@
 """Several DP quantiles at once: skdp's joint method vs its split method (and diffprivlib).
 
-Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing]
+Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing | --speed | --accuracy]
 (diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess in the same run.)
 ``--timing`` instead times one joint draw of m = 2, 9 and 99 levels on fnlwgt of Adult's
 train and test rows together (48,842 values), best of 3, with ``--threads`` (default 1)
 BLAS/OpenMP threads (benchmarks/_threads.py).
+
+``--speed`` times ``stats.median``, ``quantile``, ``percentile``, ``nanmedian`` and
+``nanquantile`` (split method, ``budget=None``) against ``np.median`` of the same array at
+10^6 and 10^7 values, in interleaved rounds (np.median, then each skdp function, once each per
+round): the medians over the rounds and the ratio of the medians, with the range of the
+per-round ratios. ``--accuracy`` prints, over seeds, the median absolute error of the released
+median against ``np.median`` of the clipped data, and the median rank error
+|#{x < o} − N/2| / N, on uniform, normal, log-normal, Pareto(1.1), Cauchy (wide bounds) and
+integer data, at several N and ε. To measure an earlier version, run the same command with
+that version's ``skdp`` first on ``PYTHONPATH`` (``git archive <commit> skdp | tar -x -C DIR``;
+the script prints which ``skdp`` it imported).
 
 On the 6 numeric Adult columns (train, 32,561 rows), public bounds as in
 bench_stats.py, ε = 1 for all the levels of one column together, pure ε-DP,
@@ -103,9 +114,93 @@ def joint_timing():
         print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
 
 
+SPEED_SIZES = {10**6: 9, 10**7: 5}  # N: rounds
+
+
+def speed():
+    """Median ms of each private quantile and of np.median, interleaved, at 10^6 and 10^7."""
+    import skdp
+
+    print(f"skdp from {os.path.dirname(skdp.__file__)}; threads = {THREADS}, "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    kw = dict(epsilon=1.0, bounds=(0, 100))
+    contenders = {
+        "median": lambda x, r: stats.median(x, random_state=r, **kw),
+        "quantile 0.3": lambda x, r: stats.quantile(x, 0.3, random_state=r, **kw),
+        "percentile 30": lambda x, r: stats.percentile(x, 30, random_state=r, **kw),
+        "quantile [0.25, 0.75]": lambda x, r: stats.quantile(x, [0.25, 0.75], random_state=r,
+                                                             **kw),
+        "nanmedian": lambda x, r: stats.nanmedian(x, random_state=r, **kw),
+        "nanquantile 0.3": lambda x, r: stats.nanquantile(x, 0.3, random_state=r, **kw),
+    }
+    with threadpool_limits(limits=THREADS):
+        for n, rounds in SPEED_SIZES.items():
+            data = {"normal(40, 10)": np.random.default_rng(0).normal(40, 10, n),
+                    "integers 0..99": np.random.default_rng(1).integers(0, 100, n).astype(float)}
+            for name, x in data.items():
+                times = {"np.median": []} | {k: [] for k in contenders}
+                for r in range(rounds):
+                    start = time.perf_counter()
+                    np.median(x)
+                    times["np.median"].append(time.perf_counter() - start)
+                    for key, f in contenders.items():
+                        start = time.perf_counter()
+                        f(x, r)
+                        times[key].append(time.perf_counter() - start)
+                base = np.array(times["np.median"])
+                print(f"\nN = {n:.0e}, {name}, {rounds} rounds: np.median "
+                      f"{np.median(base) * 1e3:.2f} ms")
+                print("| function | ms (median) | / np.median (ratio of medians) | per-round range |")
+                print("|---|---|---|---|")
+                for key in contenders:
+                    t = np.array(times[key])
+                    ratios = t / base
+                    print(f"| {key} | {np.median(t) * 1e3:.2f} | {np.median(t) / np.median(base):.2f} "
+                          f"| {ratios.min():.2f}–{ratios.max():.2f} |", flush=True)
+        print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
+
+
+def _families(n, rng):
+    """(data, public bounds) of each family of the accuracy table."""
+    return {
+        "uniform": (rng.uniform(0, 1, n), (0, 1)),
+        "normal": (rng.normal(40, 10, n), (0, 100)),
+        "lognormal(10, 1.5)": (rng.lognormal(10, 1.5, n), (0, 1e7)),
+        "pareto(1.1)": (rng.pareto(1.1, n), (0, 1e6)),
+        "cauchy": (rng.standard_cauchy(n), (-1e6, 1e6)),
+        "integers 17..89": (rng.integers(17, 90, n).astype(float), (17, 90)),
+    }
+
+
+def accuracy():
+    """Median |DP median − np.median| and rank error over seeds, per family, N and ε."""
+    import skdp
+
+    print(f"skdp from {os.path.dirname(skdp.__file__)}")
+    print("| data | N | ε | seeds | median abs error | median rank error | mean abs error |")
+    print("|---|---|---|---|---|---|---|")
+    for n, seeds in ((1_000, 200), (100_000, 100), (1_000_000, 30)):
+        for name, (x, (lo, hi)) in _families(n, np.random.default_rng(n)).items():
+            xc = np.sort(np.clip(x, lo, hi))
+            truth = np.median(xc)
+            for eps in (0.1, 1.0):
+                out = np.array([stats.median(x, epsilon=eps, bounds=(lo, hi), random_state=s)
+                                for s in range(seeds)])
+                err = np.abs(out - truth)
+                rank = np.abs(np.searchsorted(xc, out) - n / 2) / n
+                print(f"| {name} | {n:.0e} | {eps} | {seeds} | {np.median(err):.4g} "
+                      f"| {np.median(rank):.2e} | {np.mean(err):.4g} |", flush=True)
+
+
 def main():
     if "--timing" in sys.argv[1:]:
         joint_timing()
+        return
+    if "--speed" in sys.argv[1:]:
+        speed()
+        return
+    if "--accuracy" in sys.argv[1:]:
+        accuracy()
         return
     bunch = load_adult()
     names = list(bunch.feature_names)
