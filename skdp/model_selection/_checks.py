@@ -29,7 +29,8 @@ from ._params import _fill_missing, _is_private, _nested_params, _set_nested
 from ._probe import _CurveRecorder, _n_samples, _placeholder_X, _ProbeStop, _recorders_stay_here
 
 
-def _check_private_steps(estimator, where="estimator", after_private=False, sparse_stack=False):
+def _check_private_steps(estimator, where="estimator", after_private=False, sparse_stack=False,
+                         owner="search"):
     """Refuse a candidate with a step that learns from the data without privacy.
 
     Allowed: skdp estimators (they charge their own curve), ``None``,
@@ -59,6 +60,9 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
     and a run's training part sparse, which the next step refuses after the
     charge (found in a review of the audit fixes).
 
+    ``owner`` names what charges in the messages ("search", or "pipeline" for
+    :class:`~skdp.pipeline.DPPipeline`'s steps behind its first private one).
+
     Returns whether ``estimator`` holds a private step.
     """
     if estimator is None or (isinstance(estimator, str) and estimator in ("passthrough", "drop")):
@@ -69,7 +73,7 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
         private = False
         for name, step in estimator.steps:
             private |= _check_private_steps(step, f"{where} step {name!r}",
-                                            after_private or private, sparse_stack)
+                                            after_private or private, sparse_stack, owner)
         return private
     if isinstance(estimator, ColumnTransformer):
         private = False
@@ -78,24 +82,24 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
             if callable(columns) and not isinstance(columns, make_column_selector):
                 raise ValueError(
                     f"{where} transformer {name!r} selects its columns with a callable, which "
-                    "may read the data; the columns it picks are released in the searched "
+                    f"may read the data; the columns it picks are released in the {owner}'s "
                     "model. Pass column names or indices, or make_column_selector (it reads "
                     "only dtypes and names).")
             private |= _check_private_steps(step, f"{where} transformer {name!r}",
-                                            after_private, sparse_stack)
+                                            after_private, sparse_stack, owner)
         return _check_private_steps(estimator.remainder, f"{where} remainder",
-                                    after_private, sparse_stack) or private
+                                    after_private, sparse_stack, owner) or private
     if isinstance(estimator, FunctionTransformer):
         if estimator.check_inverse and estimator.func is not None and (
                 estimator.inverse_func is not None):
             raise ValueError(
                 f"{where} (FunctionTransformer) has check_inverse=True: its fit compares "
                 "func and inverse_func on the data and warns on the result. Pass "
-                "check_inverse=False inside a private search.")
+                f"check_inverse=False inside a private {owner}.")
         if after_private and estimator.func is not None:
             raise ValueError(
                 f"{where} is a FunctionTransformer behind a private step: its func sees "
-                "that step's output, which exists only after the search's charge, so an "
+                f"that step's output, which exists only after the {owner}'s charge, so an "
                 "error it raises on a value could not be found before the charge. Apply "
                 "it to the input, before the private steps.")
         return False
@@ -112,7 +116,7 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
             raise ValueError(
                 f"{where} is a OneHotEncoder with handle_unknown='error' behind a private "
                 "step: whether that step's output holds an unknown category is known only "
-                "after the search's charge. Pass handle_unknown='ignore', or encode the "
+                f"after the {owner}'s charge. Pass handle_unknown='ignore', or encode the "
                 "input before the private steps.")
         if sparse_stack and estimator.sparse_output and (
                 estimator.handle_unknown != "error" or estimator.drop is not None):
@@ -120,13 +124,13 @@ def _check_private_steps(estimator, where="estimator", after_private=False, spar
                 f"{where} is a sparse OneHotEncoder that writes no entry for an unknown or "
                 "dropped category, inside a ColumnTransformer with 0 < sparse_threshold < 1: "
                 "whether the stacked output is sparse depends on how many rows have no "
-                "entry, so a run could fail after the search's charge. Pass "
+                f"entry, so a fit could fail after the {owner}'s charge. Pass "
                 "sparse_output=False to the encoder, or sparse_threshold=0 to the "
                 "ColumnTransformer.")
         return False
     raise ValueError(
         f"{where} ({type(estimator).__name__}) learns from the data without privacy: its "
-        "fitted state would be released in the searched model. Inside a private search, "
+        f"fitted state would be released in the {owner}'s model. Inside a private {owner}, "
         "every step must be an skdp estimator or a transformer that learns nothing from the "
         "data (FunctionTransformer, OneHotEncoder with explicit categories, 'passthrough', "
         "'drop', Pipeline / ColumnTransformer of these).")
