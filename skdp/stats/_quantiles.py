@@ -1,14 +1,18 @@
 """Quantiles by the exponential mechanism: their (curve, release) pair, three ways.
 
 - ``method="split"`` (the default): one mechanism per level and column at
-  ε/m (Smith 2011), :func:`_em_quantiles_1d`.
+  ε/m (Smith 2011), :func:`_em_quantiles_1d`: a partition and a sort of a
+  window of ranks around each level instead of a full sort, and exact
+  adaptive rejection outside it (:class:`_PartialOrder`); the same
+  distribution as the full-sort :func:`_em_quantiles_sorted`.
 - ``method="joint"``: one mechanism per column over increasing vectors of
-  outputs (Gillenwater, Joseph & Kulesza 2021), :func:`_joint_quantiles_1d`.
+  outputs (Gillenwater, Joseph & Kulesza 2021), :func:`_joint_quantiles_1d`
+  (on fully sorted data: its forward pass needs every interval).
 - ``secure=True`` (split only): a point of a public grid chosen by the exact
   base-2 exponential mechanism (Ilvento 2020), charged at its effective
-  ε' ≤ ε (:func:`_secure_em_base`), :func:`_secure_em_quantile_1d`; without
-  it the selection probabilities are floats and the output lies between data
-  values.
+  ε' ≤ ε (:func:`_secure_em_base`), :func:`_secure_em_quantile_1d` (on fully
+  sorted data); without it the selection probabilities are floats and the
+  output lies between data values.
 
 The quantiles are pure ε-DP and ignore ``delta``. The pair follows the
 contract of :mod:`skdp.stats._noise` (:func:`_quantile_curve`,
