@@ -10,8 +10,9 @@ BLAS/OpenMP threads (benchmarks/_threads.py).
 ``nanquantile`` (split method, ``budget=None``) against ``np.median`` of the same array at
 10^6 and 10^7 values, in interleaved rounds (np.median, then each skdp function, once each per
 round): the medians over the rounds and the ratio of the medians, with the range of the
-per-round ratios; on an odd number of values too, where ``np.median`` partitions at one kth
-instead of two (numpy 2 partitions at one kth several times faster). ``--accuracy`` prints, over seeds, the median absolute error of the released
+per-round ratios; on an odd number of values too (``np.median`` partitions at the middle one
+or two positions and at the last, to find NaN: several kth, which numpy 2 does several times
+slower than one). ``--accuracy`` prints, over seeds, the median absolute error of the released
 median against ``np.median`` of the clipped data, and the median rank error
 |#{x < o} − N/2| / N, on uniform, normal, log-normal, Pareto(1.1), Cauchy (wide bounds) and
 integer data, at several N and ε. To measure an earlier version, run the same command with
@@ -136,7 +137,7 @@ def speed():
     }
     with threadpool_limits(limits=THREADS):
         for n, rounds in SPEED_SIZES.items():
-            # np.median partitions at two kth for an even N (slow in numpy 2), at one for an odd N
+            # np.median partitions at the middle one or two kth and at -1 (NaN check), odd N or even
             data = {"normal(40, 10)": np.random.default_rng(0).normal(40, 10, n),
                     "integers 0..99": np.random.default_rng(1).integers(0, 100, n).astype(float),
                     "normal(40, 10), N + 1 (odd)": np.random.default_rng(0).normal(40, 10, n + 1)}
