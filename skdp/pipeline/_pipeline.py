@@ -229,6 +229,7 @@ class DPPipeline(Pipeline):
                 super().fit(X, y, **params)
         finally:
             _sync_fitted_copies(self)
+            _hand_back_budget(self, prepaid, budget)
         return self
 
     def epsilon_split(self, X: ArrayLike, y: ArrayLike | None = None) -> dict[str, float]:
@@ -454,6 +455,34 @@ def _params_set(estimator, params):
         for owner, name, value in owners:
             owner.set_params(**{name: value})
         estimator.set_params(**given)
+
+
+def _hand_back_budget(estimator, prepaid, budget, seen=None):
+    """Give ``budget`` back to every fitted copy still holding the reservation ``prepaid``.
+
+    A step that clones its private estimator in its fit (a meta-estimator
+    such as ``OneVsRestClassifier``, whose copies go to ``estimators_``)
+    keeps copies whose ``budget`` is the reservation, which never leaves its
+    process: the fitted pipeline would not pickle (found in a review).
+    :func:`~skdp.model_selection._runs._sync_fitted_copies` knows
+    scikit-learn's compositions; this walks every fitted attribute.
+    """
+    seen = set() if seen is None else seen
+    if id(estimator) in seen or isinstance(estimator, (str, bytes, np.ndarray, type)):
+        return
+    seen.add(id(estimator))
+    if isinstance(estimator, dict):
+        children = list(estimator.values())
+    elif isinstance(estimator, (list, tuple)):
+        children = list(estimator)
+    elif hasattr(estimator, "get_params"):
+        if vars(estimator).get("budget") is prepaid:
+            estimator.set_params(budget=budget)
+        children = list(vars(estimator).values())
+    else:
+        return
+    for child in children:
+        _hand_back_budget(child, prepaid, budget, seen)
 
 
 def _check_steps_behind_private(pipeline):

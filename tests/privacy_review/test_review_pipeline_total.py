@@ -19,9 +19,9 @@ Verified here (each test passes):
   private parts is charged once, to the default budget.
 
 Problems found. Fixed (the tests below pass): 1 (the parameters go back to the objects that
-held them) and 3 (DPPipeline refuses, before its charge, the steps behind a private step that a
-private search refuses). Still open (``xfail(strict=True)``: each fails now, and passes once
-fixed): 2 and 4.
+held them), 2 (every fitted copy still holding the reservation gets the budget back) and 3
+(DPPipeline refuses, before its charge, the steps behind a private step that a private search
+refuses). Still open (``xfail(strict=True)``: it fails now, and passes once fixed): 4.
 
 1. With ``memory=`` scikit-learn's Pipeline fits clones of the steps and keeps the clones: the
    user's own step objects are left holding the reservation and the split ``epsilon`` (fit
@@ -265,16 +265,22 @@ def test_with_memory_the_users_steps_keep_their_parameters():
     assert scaler.budget is None and scaler.epsilon == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="a meta-estimator's fitted clones (OneVsRestClassifier."
-                   "estimators_) keep the reservation: the fitted pipeline does not pickle")
 def test_fitted_clones_of_a_meta_estimator_hold_no_reservation():
     X, _ = _data(900)
     y = np.digitize(X[:, 0], [-1, 1])
-    pipe = make_pipeline(DPStandardScaler(bounds=B),
-                         OneVsRestClassifier(DPGaussianNB(bounds=(-5, 5), classes=[0, 1])),
-                         epsilon=1.0, budget=PrivacyBudget(20.0, 1e-5)).fit(X, y)
+    budget = PrivacyBudget(20.0, 1e-5)
+    pipe = make_pipeline(OneVsRestClassifier(DPGaussianNB(bounds=(-5, 5), classes=[0, 1])),
+                         epsilon=1.0, budget=budget).fit(X, y)
     assert _recorders_in(pipe) == []
+    assert all(e.budget is budget for e in pipe[-1].estimators_)
     pickle.dumps(pipe)
+    # behind a private step, a meta-estimator (it learns the label set without privacy) is
+    # refused before the charge, as a private search refuses it
+    with pytest.raises(ValueError, match="learns from the data without privacy"):
+        make_pipeline(DPStandardScaler(bounds=B),
+                      OneVsRestClassifier(DPGaussianNB(bounds=(-5, 5), classes=[0, 1])),
+                      epsilon=1.0, budget=budget).fit(X, y)
+    assert len(budget) == 1
 
 
 def test_whether_the_fit_fails_after_the_charge_does_not_depend_on_a_row():
