@@ -4,19 +4,21 @@ On every classification table of the suite (benchmarks/_suite_data.py), from the
 (numeric columns as they are, categorical ones one-hot encoded with their public categories),
 it fits ``skdp.pipeline.DPPipeline(epsilon=total)`` pipelines a new user writes:
 
-- ``scaler``: ``DPStandardScaler()`` on the numeric columns, then ``DPLogisticRegression``;
+- ``scaler``: ``DPStandardScaler()`` on the numeric columns (a missing value first set to the
+  middle of its public range, a rule that learns nothing), then ``DPLogisticRegression``;
 - ``imputer+scaler``: ``DPSimpleImputer()`` and ``DPStandardScaler()`` on them, then the model;
 - ``scaler(bounds)``: the scaler given the schema's public bounds, then the model;
 - ``scaler+nb``: ``DPStandardScaler()``, then ``DPGaussianNB()``.
 
 Each preprocessing step's weight w (the model's is 1) is swept over a grid; every split, the
 default included, is scaled by the pipeline's own calibration so that the whole pipeline
-costs exactly ``total`` (``skdp.pipeline._split.split_epsilon``). It prints the mean test
+costs at most ``total`` (``skdp.pipeline._split.split_epsilon``). It prints the mean test
 accuracy over seeds of the default rule and of every w, the best w, and the default's gap to
 the best (in accuracy points, with the standard error of the difference), per table,
 pipeline and ε.
 
-Usage (the table in docs/benchmarks.md, "Pipelines: one total")::
+Usage (the table in docs/benchmarks.md, "Pipelines: one total"; 850 s on the shared 2-core
+machine)::
 
     python benchmarks/bench_pipeline_split.py
 
@@ -153,7 +155,8 @@ def main(argv=None):
     print("## Pipelines: one total, split by the default rule against a grid\n")
     print(f"default rule: model weight {_split.MODEL_WEIGHT}, preprocessing weight "
           f"{_split.PREPROCESSING_WEIGHT}; grid of preprocessing weights {args.weights}; "
-          f"seeds 0..{args.seeds - 1} (0..{args.small_seeds - 1} below 5,000 training rows); accuracy in points (mean over seeds)\n")
+          f"seeds 0..{args.seeds - 1} (0..{args.small_seeds - 1} below 5,000 training rows); "
+          "accuracy in points (mean over seeds)\n")
     grid = " | ".join(f"w={w:g}" for w in args.weights)
     print(f"| table | pipeline | ε | {grid} | default | best w | default − best (± s.e.) |")
     print("|---|---|---|" + "---|" * len(args.weights) + "---|---|---|")

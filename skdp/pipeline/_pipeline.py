@@ -101,10 +101,10 @@ class DPPipeline(Pipeline):
     same weight, the model (the last step) as each step before it (an
     imputer, a scaler, a projection), and one factor scales the weights so
     that the whole pipeline, with the steps that set their own ``epsilon``,
-    costs at most ``epsilon`` at the accounting δ (:mod:`skdp.pipeline._split`; the
-    rule was chosen on the benchmark suite's tables, see "Pipelines: one
-    total" in the benchmarks). The split reads only the data's shape, dtypes and column
-    names: :meth:`epsilon_split` and :func:`skdp.privacy_cost` give it before
+    costs at most ``epsilon`` at the accounting δ (:mod:`skdp.pipeline._split`;
+    the rule was chosen on the benchmark suite's tables, see "Pipelines: one
+    total" in the benchmarks). The split reads only the data's shape, dtypes
+    and column names: :meth:`epsilon_split` and :func:`skdp.privacy_cost` give it before
     the fit, the ledger's label records it, and the fitted pipeline keeps it
     as ``epsilon_split_``. The steps' own parameters are left as they were.
 
@@ -177,9 +177,10 @@ class DPPipeline(Pipeline):
     0.228
     """
 
-    def __init__(self, steps: list[tuple[str, Any]], *, epsilon: float | None = None, delta: float | None = None,
-                 budget: PrivacyBudget | None = None, transform_input: list[str] | None = None,
-                 memory: str | Memory | None = None, verbose: bool = False) -> None:
+    def __init__(self, steps: list[tuple[str, Any]], *, epsilon: float | None = None,
+                 delta: float | None = None, budget: PrivacyBudget | None = None,
+                 transform_input: list[str] | None = None, memory: str | Memory | None = None,
+                 verbose: bool = False) -> None:
         super().__init__(steps, transform_input=transform_input, memory=memory,
                          verbose=verbose)
         self.epsilon = epsilon

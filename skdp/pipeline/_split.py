@@ -47,7 +47,8 @@ def unset_epsilon_keys(pipeline):
     is left out. A step given another ``epsilon`` than its default keeps it.
     """
     params = pipeline.get_params(deep=True)
-    owners = [key[: -len("budget")] for key in _nested_params(pipeline, "budget") if key != "budget"]
+    owners = [key[: -len("budget")] for key in _nested_params(pipeline, "budget")
+              if key != "budget"]
     outermost = [p for p in owners if not any(o != p and p.startswith(o) for o in owners)]
     unset = []
     for prefix in outermost:
