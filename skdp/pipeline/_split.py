@@ -101,9 +101,15 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
     if total == math.inf:
         return dict.fromkeys(keys, math.inf)
     model, cache, n = clone(pipeline), _ProbeCache(X_like), _n_samples(X_like)
+    refusals = {}  # factor -> what a probe raised there
 
     def cost(t):
         if t < _SMALLEST_FACTOR:
+            # a probe that failed at an epsilon of 1 or more per weight failed on something
+            # else than a calibration out of reach (the input, a parameter): say that
+            raised = [exc for factor, exc in refusals.items() if factor >= 1.0]
+            if raised:
+                raise raised[0]
             raise ValueError(
                 f"epsilon={total:g} is too small for this pipeline: the steps that set their "
                 f"own epsilon cost about that much already at delta={delta:g}. Give a larger "
@@ -119,7 +125,8 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
             if curve.delta > delta:
                 return math.inf
             return spend_of(curve, delta, accountant=accountant)[0]  # as the budget composes
-        except ValueError:
+        except ValueError as exc:
+            refusals[t] = exc
             return math.inf
 
     factor = largest_within(cost, total, 1.0, rtol=1e-4, upper=1e6)

@@ -210,3 +210,13 @@ def test_parts_fitted_in_parallel_are_costed_and_charged_once():
         pipe.fit(X, y)
         assert len(budget) == 1 and budget.spent()[0] == pytest.approx(cost, rel=1e-9)
         assert pipe.score(X, y) > 0.8
+
+
+def test_a_probe_refused_for_another_reason_says_that_reason():
+    # y=None for a classifier: the steps' own refusal, not "too small a total"
+    X, _ = _data()
+    budget = PrivacyBudget(1.0, 1e-5)
+    with pytest.raises(ValueError) as refused:
+        make_pipeline(*_steps(), epsilon=1.0, budget=budget).epsilon_split(X, None)
+    assert "too small" not in str(refused.value)
+    assert len(budget) == 0
