@@ -248,8 +248,8 @@ def _em_quantiles_1d(x, lower, upper, levels, epsilon, sensitivity, rng, *, half
     x₍₀₎ = L and x₍N₊₁₎ = U) has weight ℓᵢ·exp(−a|i − qN|), a = ε/(2Δ);
     equivalently the output has density exp(−a|r(o) − qN|) on [L, U], with
     r(o) = #{x < o}. For each level only the gaps within ``half`` ranks of
-    qN (default (ln(N + 1) + 40)/a) are computed: one ``np.partition`` of
-    ``x`` at the windows' ends, then a sort of each window
+    qN (default (ln(N + 1) + 40)/a) are computed: single-kth
+    ``np.partition`` calls at the windows' ends, then a sort of each window
     (:class:`_PartialOrder`). The rest is drawn by adaptive rejection
     (:meth:`_PartialOrder.draw`), exact whatever the data. Where the
     windows cover more than a quarter of the data (small N or tiny ε),
