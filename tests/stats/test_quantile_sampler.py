@@ -79,9 +79,12 @@ def test_windowed_sampler_releases_what_the_full_sort_released():
         assert fast == full
 
 
-def test_quantile_leaves_its_input_alone():
-    x = np.random.default_rng(4).normal(size=50_000)
+@pytest.mark.parametrize("axis", [None, 0])
+def test_quantile_leaves_its_input_alone(axis):
+    # the sampler reorders its column in place: it must be the clipped copy, never the input
+    x = np.random.default_rng(4).normal(size=(25_000, 2))
     before = x.copy()
-    stats.quantile(x, [0.1, 0.5], epsilon=1.0, bounds=(-5, 5), random_state=0)
-    stats.nanquantile(x, 0.5, epsilon=1.0, bounds=(-5, 5), random_state=0)
+    stats.quantile(x, [0.1, 0.5], axis, epsilon=1.0, bounds=(-5, 5), random_state=0)
+    stats.nanquantile(x, 0.5, axis, epsilon=1.0, bounds=(-5, 5), random_state=0)
+    stats.median(x[:, 0], epsilon=1.0, bounds=(-5, 5), random_state=0)
     assert np.array_equal(x, before)
