@@ -271,7 +271,7 @@ def _em_quantiles_1d(x, lower, upper, levels, epsilon, sensitivity, rng, *, half
     out = []
     for q, (s, h) in zip(levels, windows):
         order.sort_within(s, h)
-        out.append(order.draw(q * n, a, rng))
+        out.append(order.draw(q * n, a, rng, window=(s - 1, h)))
     return out
 
 
@@ -337,16 +337,23 @@ class _PartialOrder:
         """The unsorted runs [p₀, p₁), in order."""
         return [(self.known[j][1], self.known[j + 1][0]) for j in range(len(self.known) - 1)]
 
-    def _slots(self, t, a):
+    def _slots(self, t, a, window=None):
         """Log-weights of the known gaps and of the unsorted runs, in order, and what they are.
 
         A known gap i weighs ℓᵢ·exp(−a|i − t|), as in :func:`_em_quantiles_sorted`;
         an unsorted run [p₀, p₁) weighs (x[p₁] − x[p₀ − 1])·exp(−a·d), d the
         distance from t to [p₀, p₁], a bound on the total weight of its gaps.
+        With ``window`` = (p, p'), the known runs that do not meet positions
+        p … p' count as unsorted: any range between known positions holds
+        exactly its order statistics, so the bound holds (other levels'
+        windows then cost nothing here).
         """
         logs, what = [], []
         n = self.x.size
-        for j, (lo, hi) in enumerate(self.known):
+        known = self.known if window is None else [
+            (lo, hi) for lo, hi in self.known
+            if lo < 0 or hi > n or (lo <= window[1] and hi > window[0])]
+        for j, (lo, hi) in enumerate(known):
             if hi - lo >= 2:  # gaps lo + 1 … hi − 1, between known positions
                 edges = self.x[max(lo, 0):min(hi, n)]
                 edges = np.concatenate(([self.lower] if lo < 0 else [], edges,
@@ -356,8 +363,8 @@ class _PartialOrder:
                 log_w -= a * np.abs(np.arange(lo + 1, hi, dtype=float) - t)
                 logs.append(log_w)
                 what.append((lo + 1, hi))
-            if j + 1 < len(self.known):
-                p0, p1 = hi, self.known[j + 1][0]
+            if j + 1 < len(known):
+                p0, p1 = hi, known[j + 1][0]
                 near = min(max(t, p0), p1)  # the gap index in p0 … p1 nearest t
                 with np.errstate(divide="ignore"):
                     log_b = np.log(self.value(p1) - self.value(p0 - 1)) - a * abs(near - t)
@@ -365,7 +372,7 @@ class _PartialOrder:
                 what.append((p0, p1, a * abs(near - t)))
         return logs, what
 
-    def draw(self, t, a, rng):
+    def draw(self, t, a, rng, window=None):
         """One output of density ∝ exp(−a|r(o) − t|) on [L, U], by adaptive rejection.
 
         Propose from the slots of :meth:`_slots` (one uniform, inverse CDF):
@@ -377,10 +384,11 @@ class _PartialOrder:
         (Gilks & Wild 1992, adaptive rejection sampling); with the windows
         of :func:`_em_quantiles_1d` the first proposal is almost always a
         known gap, and the draws of the uniform and the output are those of
-        :func:`_em_quantiles_sorted`.
+        :func:`_em_quantiles_sorted`. With ``window`` the first proposals see
+        only that window's known runs (:meth:`_slots`); after a rejection, all.
         """
         while True:
-            logs, what = self._slots(t, a)
+            logs, what = self._slots(t, a, window)
             flat = np.concatenate(logs)
             top = np.max(flat)
             if top == -math.inf:  # every gap has length 0: lower == upper
@@ -396,6 +404,9 @@ class _PartialOrder:
             r = min(p0 + int(np.count_nonzero(self.x[p0:p1] <= o)), p1)
             if rng.random() < math.exp(a_d - a * abs(r - t)):
                 return o
+            if window is not None:  # a finer bound first: every known run
+                window = None
+                continue
             if p1 - p0 <= _SORT_RUN:
                 self.x[p0:p1].sort()
                 self._mark(p0, p1)
