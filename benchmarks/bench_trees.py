@@ -36,6 +36,19 @@ prints the setting it used. Run::
 
     python benchmarks/bench_trees.py                 # Adult, 5 seeds, one thread
     python benchmarks/bench_trees.py --tables all --seeds 3 --eps 1
+
+``--dense 200000x50,1000000x50`` times the boosting at scale instead: dense synthetic data (n × d
+uniform floats in [0, 1), public ``bounds=(0, 1)``, a binary label from the first 5 features
+and noise), skdp's ``DPHistGradientBoostingClassifier`` (its defaults: 20 trees of depth 2,
+32 bins; ε = 1) against scikit-learn's ``HistGradientBoostingClassifier(max_iter=20,
+max_depth=2, max_bins=32, learning_rate=0.5, early_stopping=False)``, and skdp with its sparse
+histograms forced (``--sparse``; the layout that every dense table used before). Each fit runs in
+a fresh process (one thread, threadpoolctl limits), in interleaved rounds (A, B, A, B, ...;
+``--rounds``), which prints its fit time and its peak extra memory: the process's peak resident
+set (``ru_maxrss``) during the fit less its resident set before it, data loaded and a small fit
+done (imports). Medians over rounds; ratios to scikit-learn's median::
+
+    nice -n 10 python benchmarks/bench_trees.py --dense 200000x50,1000000x50 --rounds 3 --sparse
 """
 
 import argparse
@@ -272,7 +285,96 @@ def run_table(name, eps_list, seeds, dpl_python):
     sys.stdout.flush()
 
 
+DENSE_MODELS = ("scikit-learn", "skdp", "skdp sparse")
+
+
+def _dense_data(n, d, seed=0):
+    """n × d uniform floats (made in place: no temporary as large as X) and a binary label."""
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, d))
+    rng.random(out=X)
+    logit = X[:, :5] @ np.array([3.0, -2.0, 2.0, -1.0, 1.0]) - 1.5
+    y = (logit + rng.logistic(size=n) > 0).astype(np.int64)
+    return X, y
+
+
+def _dense_model(model, seed=0):
+    if model == "scikit-learn":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        return HistGradientBoostingClassifier(max_iter=20, max_depth=2, max_bins=32,
+                                              learning_rate=0.5, early_stopping=False,
+                                              random_state=seed)
+    from skdp.ensemble import DPHistGradientBoostingClassifier
+    if model == "skdp sparse":
+        from skdp.tree import _histogram
+        _histogram.SPARSE_DENSITY = 1.0  # every table takes the sparse layout
+    return DPHistGradientBoostingClassifier(epsilon=1.0, delta=DELTA, bounds=(0, 1),
+                                            classes=[0, 1], random_state=seed)
+
+
+def _resident_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _dense_one(model, n, d):
+    """One fit in this process: prints a JSON line (seconds, peak extra bytes, accuracy)."""
+    import gc
+    import json
+    import resource
+
+    X, y = _dense_data(n, d)
+    X_test, y_test = _dense_data(20_000, d, seed=1)
+    with threadpool_limits(limits=1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _dense_model(model).fit(X[:2000], y[:2000])  # imports, lazy loads
+            gc.collect()
+            before = _resident_bytes()
+            t = time.perf_counter()
+            est = _dense_model(model).fit(X, y)
+            seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
+    print(json.dumps(dict(seconds=seconds, extra=peak - before, data=X.nbytes,
+                          accuracy=float(np.mean(est.predict(X_test) == y_test)))))
+
+
+def run_dense(shapes, rounds, models):
+    """Interleaved rounds of one fit per process; medians and ratios to scikit-learn."""
+    import json
+    import subprocess
+
+    for n, d in shapes:
+        results = {m: [] for m in models}
+        for r in range(rounds):
+            for m in models:
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--dense-one",
+                                      m, str(n), str(d)], check=True, capture_output=True,
+                                     text=True).stdout
+                res = json.loads(out.strip().splitlines()[-1])
+                results[m].append(res)
+                print(f"  round {r + 1}, {n}x{d}, {m}: {res['seconds']:.2f} s, "
+                      f"{res['extra'] / 2**20:.0f} MB (load {os.getloadavg()[0]:.2f})",
+                      flush=True)
+        data = results[models[0]][0]["data"]
+        ref = np.median([r["seconds"] for r in results["scikit-learn"]])
+        print(f"\n### {n:,} x {d} (data {data / 2**20:.0f} MB), {rounds} rounds\n")
+        print("| fit | time, median (range) | / scikit-learn | peak extra memory, median "
+              "| / data | accuracy |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for m in models:
+            s = [r["seconds"] for r in results[m]]
+            e = np.median([r["extra"] for r in results[m]])
+            print(f"| {m} | {np.median(s):.2f} s ({min(s):.2f}–{max(s):.2f}) | "
+                  f"{np.median(s) / ref:.2f}× | {e / 2**20:.0f} MB | {e / data:.2f}× | "
+                  f"{results[m][0]['accuracy']:.3f} |")
+        sys.stdout.flush()
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--dense-one":
+        return _dense_one(argv[1], int(argv[2]), int(argv[3]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="adult",
                         help="comma-separated names of benchmarks/_suite_data.py, or 'all'")
@@ -281,8 +383,22 @@ def main(argv=None):
     parser.add_argument("--no-peers", action="store_true", help="skip diffprivlib's venv")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS/OpenMP threads of every contender (default 1)")
+    parser.add_argument("--dense", default=None,
+                        help="comma-separated n x d shapes, e.g. 200000x50: the boosting at "
+                             "scale against scikit-learn (one thread) instead of the tables")
+    parser.add_argument("--rounds", type=int, default=3, help="--dense: interleaved rounds")
+    parser.add_argument("--sparse", action="store_true",
+                        help="--dense: also skdp with its sparse histograms forced")
     args = parser.parse_args(argv)
     _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
+    if args.dense:
+        shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.dense.split(",")]
+        models = DENSE_MODELS if args.sparse else DENSE_MODELS[:2]
+        print(f"one thread, one fit per process ({_threads.describe()}), load average at "
+              f"start {os.getloadavg()[0]:.2f}")
+        run_dense(shapes, args.rounds, models)
+        print(f"load average at end {os.getloadavg()[0]:.2f}")
+        return
     import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so describe() lists it
     names = list(_suite_data.LOADERS) if args.tables == "all" else args.tables.split(",")
     eps_list = [float(e) for e in args.eps.split(",")]

@@ -16,6 +16,16 @@ import numpy as np
 
 __all__ = ["bin_edges", "apply_bins"]
 
+# apply_bins counts the edges below each value with one comparison per edge up to this many
+# edges, and by binary search (np.searchsorted) above it. Measured on 2·10^5 uniform values
+# and 31 edges: 0.18 ns per value and edge (1.1 ms), against 26 ns per value for the search
+# of a contiguous column (5.3 ms; 7.0 ms for a column of a C-ordered X). The comparisons run
+# on blocks of about BLOCK values (rows × features), X read along its rows: on a C-ordered
+# 10^6 × 50 X and 31 edges, medians of 4 interleaved rounds 0.75 / 0.78 / 0.99 / 0.98 s in
+# blocks of 2^15 / 2^16 / 2^17 / 2^18 values, against 1.24 s column by column.
+COMPARE_EDGES = 64
+BLOCK = 2**16
+
 
 def bin_edges(lower, upper, max_bins):
     """Inner edges of ``max_bins`` equal-width bins of each feature, shape (d, max_bins − 1).
@@ -67,11 +77,34 @@ def apply_bins(X, edges):
     A value equal to an edge falls in the bin to the edge's left, as in
     scikit-learn (``x <= threshold`` goes left). Values outside the bounds
     fall in the first or last bin, as if clipped to them. A missing value
-    (NaN) falls in the bin ``max_bins`` (= ``edges.shape[1] + 1``).
+    (NaN) falls in the bin ``max_bins`` (= ``edges.shape[1] + 1``). The result
+    is Fortran-ordered: the histograms add one feature's column at a time.
     """
-    out = np.empty(X.shape, dtype=np.uint8)
+    out = np.empty(X.shape, dtype=np.uint8, order="F")  # one contiguous column per feature
+    n, d = X.shape
     missing = edges.shape[1] + 1
-    for j in range(X.shape[1]):
-        out[:, j] = np.searchsorted(edges[j], X[:, j], side="left")
-        out[np.isnan(X[:, j]), j] = missing
+    if edges.shape[1] > COMPARE_EDGES:
+        for j in range(d):
+            column = np.ascontiguousarray(X[:, j], dtype=np.float64)
+            out[:, j] = np.searchsorted(edges[j], column, side="left")
+            out[np.isnan(column), j] = missing
+        return out
+    # The number of edges below each value, edge by edge: the same count as searchsorted's
+    # (the edges are sorted). A block of rows at a time, all features at once, so that X is
+    # read along its rows and the block stays in the cache for its comparisons.
+    rows = max(1, BLOCK // max(d, 1))
+    above = np.empty((min(rows, n), d), dtype=bool)
+    count = np.empty((min(rows, n), d), dtype=np.uint8)
+    by_edge = np.ascontiguousarray(edges.T)  # (edges, d): the k-th edge of every feature
+    for start in range(0, n, rows):
+        block = np.asarray(X[start:start + rows], dtype=np.float64)
+        m = block.shape[0]
+        a, c = above[:m], count[:m]
+        c[...] = 0
+        for edge in by_edge:
+            np.greater(block, edge, out=a)
+            c += a
+        np.isnan(block, out=a)
+        c[a] = missing
+        out[start:start + m] = c
     return out

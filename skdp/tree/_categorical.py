@@ -103,7 +103,7 @@ class FeaturesMixin:
         numeric = self._numeric(X.shape[1])
         if numeric.all():
             return apply_bins(X, self.bin_edges_)
-        binned = np.empty(X.shape, dtype=np.uint8)
+        binned = np.empty(X.shape, dtype=np.uint8, order="F")
         binned[:, ~numeric] = X[:, ~numeric]  # codes 0..c, c <= max_bins <= 255
         if numeric.any():  # never cast: a value out of uint8's range would warn
             binned[:, numeric] = apply_bins(X[:, numeric], self.bin_edges_[numeric])

@@ -42,7 +42,7 @@ from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
 from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
 from ._grower import feature_importances, grow_tree
-from ._histogram import SparseBins
+from ._histogram import make_bins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
@@ -314,7 +314,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         binned = self._binned(X)
         # A numeric feature's max_bins bins and its missing bin; a categorical feature's
         # c <= max_bins categories and its missing code c.
-        bins = SparseBins(binned, self.max_bins + 1)
+        bins = make_bins(binned, self.max_bins + 1)
         Y = (y[:, None] == classes[None, :]).astype(float)
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees

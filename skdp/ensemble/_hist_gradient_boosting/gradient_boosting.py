@@ -22,7 +22,7 @@ from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
 from ...utils._validation import check_classes, check_numeric_target, check_scalar
 from ...tree._categorical import FeaturesMixin
 from ...tree._grower import feature_importances, grow_tree
-from ...tree._histogram import SparseBins
+from ...tree._histogram import make_bins
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 
@@ -110,7 +110,7 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         # A numeric feature's max_bins bins and its missing bin; a categorical feature's
         # c <= max_bins categories and its missing code c.
         n_bins = self.max_bins + 1
-        bins = SparseBins(binned, n_bins)
+        bins = make_bins(binned, n_bins)
         lam = float(self.l2_regularization)
         if plan.private:
             grad_std, hess_std = plan.leaf_stds(self.max_iter, *sensitivities)

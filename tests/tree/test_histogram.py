@@ -1,0 +1,194 @@
+"""The histogram layouts (dense uint8 columns, sparse pairs) and the binning: same sums."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from skdp.ensemble import (
+    DPHistGradientBoostingClassifier,
+    DPHistGradientBoostingRegressor,
+    DPRandomForestClassifier,
+)
+from skdp.tree import DPDecisionTreeClassifier, _histogram
+from skdp.tree._binning import COMPARE_EDGES, apply_bins, bin_edges, quantile_edges
+from skdp.tree._histogram import DenseBins, SparseBins, make_bins
+
+
+def _same_bits(a, b):
+    """Equal arrays down to the sign of zero (np.array_equal takes -0.0 == 0.0)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and np.array_equal(a.view(np.int64), b.view(np.int64))
+
+
+def _random_case(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    d = int(rng.integers(1, 7))
+    n_bins = int(rng.choice([2, 3, 9, 33, 256]))
+    binned = np.empty((n, d), dtype=np.uint8)
+    for j in range(d):
+        kind = rng.integers(4)
+        if kind == 0:  # uniform over the bins
+            binned[:, j] = rng.integers(0, n_bins, n)
+        elif kind == 1:  # mostly one bin (a one-hot column)
+            binned[:, j] = np.where(rng.random(n) < 0.9, rng.integers(n_bins),
+                                    rng.integers(0, n_bins, n))
+        elif kind == 2:  # one bin only
+            binned[:, j] = rng.integers(n_bins)
+        else:  # two bins tied for the most common
+            binned[:, j] = rng.integers(0, 2, n) * (n_bins - 1)
+    n_nodes = int(rng.choice([1, 2, 4, 8]))
+    node = rng.integers(0, n_nodes, n).astype(np.int64)
+    # weights of very different magnitudes, so that the order of the additions shows
+    weights = rng.standard_normal(n) * 10.0 ** rng.uniform(-12, 12, n)
+    weights[rng.random(n) < 0.05] = -0.0
+    weights[rng.random(n) < 0.05] = 0.0
+    if seed % 5 == 0:
+        weights = np.ones(n)
+    return binned, n_bins, node, n_nodes, weights
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_dense_and_sparse_histograms_are_bit_identical(seed):
+    binned, n_bins, node, n_nodes, weights = _random_case(seed)
+    sparse = SparseBins(binned, n_bins)
+    dense = DenseBins(binned, n_bins)
+    assert np.array_equal(sparse.common, dense.common)
+    hs, ts = sparse.histograms(node, n_nodes, weights)
+    hd, td = dense.histograms(node, n_nodes, weights)
+    assert hs.shape == hd.shape == (n_nodes, binned.shape[1], n_bins)
+    assert np.array_equal(hs, hd) and np.array_equal(ts, td)
+    assert _same_bits(hs, hd) and _same_bits(ts, td)
+
+
+@pytest.mark.parametrize("seed", range(0, 300, 7))
+def test_histograms_add_each_bin_in_row_order_and_the_common_bin_is_the_rest(seed):
+    binned, n_bins, node, n_nodes, weights = _random_case(seed)
+    hist, totals = DenseBins(binned, n_bins).histograms(node, n_nodes, weights)
+    common = SparseBins(binned, n_bins).common
+    d = binned.shape[1]
+    expected = np.zeros((n_nodes, d, n_bins))
+    for i in range(binned.shape[0]):  # one addition at a time, rows in increasing order
+        for j in range(d):
+            if binned[i, j] != common[j]:
+                expected[node[i], j, binned[i, j]] += weights[i]
+    total = np.zeros(n_nodes)
+    for i in range(binned.shape[0]):
+        total[node[i]] += weights[i]
+    for m in range(n_nodes):
+        for j in range(d):
+            expected[m, j, common[j]] = total[m] - expected[m, j].sum()
+    assert _same_bits(hist, expected) and _same_bits(totals, total)
+
+
+def test_make_bins_is_dense_unless_most_entries_are_in_their_common_bin():
+    rng = np.random.default_rng(0)
+    dense = rng.integers(0, 32, (1000, 5)).astype(np.uint8)
+    assert isinstance(make_bins(dense, 33), DenseBins)
+    one_hot = np.zeros((1000, 40), dtype=np.uint8)
+    one_hot[np.arange(1000), rng.integers(0, 40, 1000)] = 31  # 1 entry in 40 outside bin 0
+    assert isinstance(make_bins(one_hot, 33), SparseBins)
+    assert isinstance(make_bins(np.zeros((0, 3), np.uint8), 33), SparseBins)
+    column = np.zeros((800, 1), np.uint8)
+    column[:100] = 5  # 1/8 of the entries outside the common bin: still sparse
+    assert isinstance(make_bins(column, 33), SparseBins)
+    column[100] = 5
+    assert isinstance(make_bins(column, 33), DenseBins)
+    assert not np.shares_memory(make_bins(dense, 33).columns, dense)  # C-ordered: copied
+    columns = np.asfortranarray(dense)
+    assert make_bins(columns, 33).columns is columns  # a Fortran-ordered one is not
+
+
+def _layout(monkeypatch, layout):
+    # SPARSE_DENSITY = 1: every matrix sparse; -1: every matrix with a row dense.
+    monkeypatch.setattr(_histogram, "SPARSE_DENSITY", 1.0 if layout == "sparse" else -1.0)
+
+
+def _table(seed, n=1500):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, 6))
+    X[:, 2] = (X[:, 2] < 0.05) * 0.7  # mostly one bin
+    X[rng.random((n, 6)) < 0.04] = np.nan
+    y = (X[:, 0] + np.nan_to_num(X[:, 1]) + 0.3 * rng.standard_normal(n) > 1).astype(int)
+    y[(X[:, 3] > 0.7) & (y == 1)] = 2
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)])
+    frame["c"] = pd.Categorical(rng.choice(["a", "b", "c"], n), categories=["a", "b", "c"])
+    return X, y, frame
+
+
+def _trees(est):
+    if hasattr(est, "_predictors"):
+        return [tree for trees in est._predictors for tree in trees]
+    return est._trees
+
+
+def _fit_both(monkeypatch, make, X, y):
+    models = []
+    for layout in ("sparse", "dense"):
+        _layout(monkeypatch, layout)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models.append(make().fit(X, y))
+    return models
+
+
+@pytest.mark.parametrize("epsilon", [1.0, np.inf])
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", ["boosting", "regressor", "tree", "forest", "categorical"])
+def test_fitted_models_are_identical_with_either_layout(monkeypatch, name, seed, epsilon):
+    X, y, frame = _table(seed)
+    kw = dict(epsilon=epsilon, random_state=seed)
+    make, data, target = {
+        "boosting": (lambda: DPHistGradientBoostingClassifier(bounds=(0, 1), max_iter=4,
+                                                              max_depth=3, **kw), X, y),
+        "regressor": (lambda: DPHistGradientBoostingRegressor(bounds=(0, 1), bounds_y=(0, 2),
+                                                              max_iter=4, **kw), X, y),
+        "tree": (lambda: DPDecisionTreeClassifier(bounds=(0, 1), max_depth=4, **kw), X, y),
+        "forest": (lambda: DPRandomForestClassifier(bounds=(0, 1), n_estimators=3, **kw), X, y),
+        # bounds released privately (ε < ∞), categorical codes next to the numeric bins
+        "categorical": (lambda: DPHistGradientBoostingClassifier(max_iter=4, **kw), frame, y),
+    }[name]
+    sparse, dense = _fit_both(monkeypatch, make, data, target)
+    for a, b in zip(_trees(sparse), _trees(dense), strict=True):
+        assert np.array_equal(a.feature, b.feature)
+        assert np.array_equal(a.threshold, b.threshold)
+        assert _same_bits(a.value, b.value) and _same_bits(a.split_gain, b.split_gain)
+    predict = "predict_proba" if hasattr(sparse, "predict_proba") else "predict"
+    assert _same_bits(getattr(sparse, predict)(data), getattr(dense, predict)(data))
+    assert _same_bits(sparse.feature_importances_, dense.feature_importances_)
+
+
+def _searchsorted_bins(X, edges):
+    """The binning before the comparisons: np.searchsorted on each column."""
+    out = np.empty(X.shape, dtype=np.uint8)
+    for j in range(X.shape[1]):
+        out[:, j] = np.searchsorted(edges[j], X[:, j], side="left")
+        out[np.isnan(X[:, j]), j] = edges.shape[1] + 1
+    return out
+
+
+@pytest.mark.parametrize("max_bins", [2, 3, 32, COMPARE_EDGES + 1, COMPARE_EDGES + 2, 255])
+@pytest.mark.parametrize("seed", range(4))
+def test_apply_bins_counts_the_edges_below_as_searchsorted(max_bins, seed):
+    rng = np.random.default_rng(seed)
+    n, d = 500, 4
+    lower, upper = np.array([0.0, -3.0, 2.0, 1.0]), np.array([1.0, 5.0, 2.0, 1.0 + 2.0**-40])
+    edges = bin_edges(lower, upper, max_bins)  # feature 2 has equal edges
+    X = lower + (upper - lower) * rng.uniform(-0.2, 1.2, (n, d))
+    on_edge = rng.random((n, d)) < 0.2  # values equal to an edge, and their neighbours
+    picks = edges[np.arange(d), rng.integers(0, max_bins - 1, (n, d))]
+    nudge = rng.integers(-1, 2, (n, d))  # the edge, or the float just below or above it
+    picks = np.where(nudge < 0, np.nextafter(picks, -np.inf),
+                     np.where(nudge > 0, np.nextafter(picks, np.inf), picks))
+    X = np.where(on_edge, picks, X)
+    X[rng.random((n, d)) < 0.1] = np.nan
+    quantiles = quantile_edges(X, max_bins)
+    for e in (edges, quantiles):
+        for data in (X, np.asfortranarray(X)):
+            got = apply_bins(data, e)
+            assert got.dtype == np.uint8 and got.flags.f_contiguous
+            assert np.array_equal(got, _searchsorted_bins(X, e))
+    X32 = X.astype(np.float32)
+    assert np.array_equal(apply_bins(X32, edges), _searchsorted_bins(X32, edges))
