@@ -1,6 +1,6 @@
 """Several DP quantiles at once: skdp's joint method vs its split method (and diffprivlib).
 
-Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing | --speed | --accuracy]
+Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing | --speed | --accuracy | --levels]
 (diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess in the same run.)
 ``--timing`` instead times one joint draw of m = 2, 9 and 99 levels on fnlwgt of Adult's
 train and test rows together (48,842 values), best of 3, with ``--threads`` (default 1)
@@ -15,7 +15,9 @@ or two positions and at the last, to find NaN: several kth, which numpy 2 does s
 slower than one). ``--accuracy`` prints, over seeds, the median absolute error of the released
 median against ``np.median`` of the clipped data, and the median rank error
 |#{x < o} − N/2| / N, on uniform, normal, log-normal, Pareto(1.1), Cauchy (wide bounds) and
-integer data, at several N and ε. To measure an earlier version, run the same command with
+integer data, at several N and ε. ``--levels`` times ``stats.quantile`` (split) with m = 1 to
+99 evenly spaced levels, ε = 1 per level, on normal data of 10^4 to 10^6 values (median ms of 5
+calls). To measure an earlier version, run the same command with
 that version's ``skdp`` first on ``PYTHONPATH`` (``git archive <commit> skdp | tar -x -C DIR``;
 the script prints which ``skdp`` it imported).
 
@@ -164,6 +166,31 @@ def speed():
         print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
 
 
+def levels_timing():
+    """Median ms of stats.quantile with m evenly spaced levels, ε = 1 per level, N = 10^4 to 10^6."""
+    import skdp
+
+    print(f"skdp from {os.path.dirname(skdp.__file__)}; threads = {THREADS}, "
+          f"load average at start {os.getloadavg()[0]:.2f}")
+    ms = (1, 2, 4, 8, 16, 32, 99)
+    print("| N | " + " | ".join(f"m = {m}" for m in ms) + " |")
+    print("|---|" + "---|" * len(ms))
+    with threadpool_limits(limits=THREADS):
+        for n in (10**4, 10**5, 10**6):
+            x = np.random.default_rng(0).normal(40, 10, n)
+            cells = []
+            for m in ms:
+                q = np.arange(1, m + 1) / (m + 1)
+                times = []
+                for r in range(5):
+                    start = time.perf_counter()
+                    stats.quantile(x, q, epsilon=float(m), bounds=(0, 100), random_state=r)
+                    times.append(time.perf_counter() - start)
+                cells.append(f"{np.median(times) * 1e3:.2f}")
+            print(f"| {n:.0e} | " + " | ".join(cells) + " |", flush=True)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
+
+
 def _families(n, rng):
     """(data, public bounds) of each family of the accuracy table."""
     return {
@@ -205,6 +232,9 @@ def main():
         return
     if "--accuracy" in sys.argv[1:]:
         accuracy()
+        return
+    if "--levels" in sys.argv[1:]:
+        levels_timing()
         return
     bunch = load_adult()
     names = list(bunch.feature_names)
