@@ -16,6 +16,15 @@ spherical Gaussians of sd 1 in ``--dim`` dimensions, means drawn uniformly in [-
 fixed seed, bounds (-12, 12)) and the suite's tables (bounds (0, 1)): the inertia of the
 training rows about each method's centres, as a ratio to scikit-learn's KMeans (n_init=10).
 
+Part 3 (``--wide``, PCA with every default): DPPCA() with no bounds and no ``data_norm``
+(private bounds) on scikit-learn's digits as shipped (``digits_raw``: 1,797 x 64 pixels in
+0..16, split 75/25 by ``random_state=0``) and on the tables of ``--wide-tables``; the variance
+of the held-out rows captured by the top k components (k in ``--wide-components``), as a
+ratio to that of scikit-learn's PCA fitted on the same training rows, at each ε of
+``--wide-epsilons`` (δ = 1e-5), mean ± sd over ``--seeds`` seeds. Run::
+
+    python benchmarks/bench_decomposition.py --pca-tables "" --skip-kmeans --wide
+
 Every private fit is at ``--epsilon`` (default 1) and δ = 1e-5 (diffprivlib's PCA and KMeans
 are pure ε-DP), over ``--seeds`` seeds. The k-means table gives the mean fit time of DPKMeans,
 of scikit-learn's KMeans (one fit of n_init=10) and of diffprivlib's KMeans, all with the same
@@ -177,6 +186,35 @@ def bench_pca(tables, k, eps, seeds, dpl_tables, dpl_options):
               + f" | {dpl_text} | {np.mean(times):.2f} |", flush=True)
 
 
+def wide_table(name):
+    """(X_train, X_test) of a table of Part 3."""
+    if name == "digits_raw":
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+
+        return tuple(train_test_split(load_digits().data, test_size=0.25, random_state=0))
+    task = LOADERS[name]()
+    return task.X_train, task.X_test
+
+
+def bench_pca_defaults(tables, ks, epsilons, seeds):
+    print("\n## PCA with every default: held-out variance captured by DPPCA's top k "
+          "components / scikit-learn's")
+    print("| table | rows x cols | epsilon | " + " | ".join(f"k = {k}" for k in ks) + " |")
+    print("|---|---|---|" + "---|" * len(ks))
+    for name in tables:
+        X, X_test = wide_table(name)
+        for eps in epsilons:
+            cells = []
+            for k in ks:
+                kk = min(k, X.shape[1] - 1)
+                ref = captured(X_test, PCA(kk, svd_solver="full").fit(X).components_)
+                cells.append(summary([captured(X_test, DPPCA(kk, epsilon=eps, random_state=seed)
+                                               .fit(X).components_) / ref for seed in seeds]))
+            print(f"| {name} | {X.shape[0]} x {X.shape[1]} | {eps:g} | " + " | ".join(cells)
+                  + " |", flush=True)
+
+
 def mixture(n, k, dim, seed=0):
     rng = np.random.default_rng(seed)
     means = rng.uniform(-8, 8, size=(k, dim))
@@ -223,6 +261,13 @@ def main(argv=None):
                         help="fit diffprivlib's PCA with n_components=None (its default: every "
                              "component, each at a smaller epsilon, so its sampler finishes "
                              "sooner) and keep the first --components")
+    parser.add_argument("--wide", action="store_true",
+                        help="Part 3: DPPCA with every default, held-out variance captured")
+    parser.add_argument("--wide-tables",
+                        default="digits_raw,digits,breast_cancer,wage,gpa,fair,computers,loans,"
+                                "nassCDS,weather,diamonds,adult")
+    parser.add_argument("--wide-components", default="2,5,10")
+    parser.add_argument("--wide-epsilons", default="0.5,1,5")
     parser.add_argument("--skip-kmeans", action="store_true")
     parser.add_argument("--n-points", type=int, default=20_000)
     parser.add_argument("--clusters", type=int, default=5)
@@ -248,6 +293,10 @@ def run(args, seeds):
         bench_pca(tables, args.components, args.epsilon, seeds, args.dpl_pca_tables.split(","),
                   dict(corrected=args.dpl_corrected_sampler, time_limit=args.dpl_time_limit,
                        all=args.dpl_all_components))
+    if args.wide:
+        bench_pca_defaults([t for t in args.wide_tables.split(",") if t],
+                           [int(k) for k in args.wide_components.split(",")],
+                           [float(e) for e in args.wide_epsilons.split(",")], seeds)
     if args.skip_kmeans:
         return
     print(f"\n## KMeans: inertia / scikit-learn's (KMeans n_init=10), eps={args.epsilon}, "

@@ -507,6 +507,9 @@ def quoted_numbers():
     yield DPKMeans, f"leaves ({_kmeans.LEAF_SHARE:.0%})"
     yield DPPCA, f"shares {_pca.COUNT_SHARE:.2f}, {_pca.SUM_SHARE:.2f}, {_pca.MOMENT_SHARE:.2f}"
     yield DPPCA, "shares {:.2f}, {:.2f}, {:.2f}".format(*_pca.LAPLACE_SHARES)
+    yield DPPCA, f"the rows' norms ({_pca.NORM_SHARE:.2f} of 1/z²"
+    yield DPPCA, f"whose {_pca.NORM_QUANTILE:g} quantile is the clipping norm"
+    yield DPPCA, f"Private bounds take {_pca.PCA_BOUNDS_SHARE:g} of ε"
     yield DPHistGradientBoostingClassifier, f"shared {boosting.COUNT_SHARE:.0%} to the first"
     yield DPHistGradientBoostingClassifier, (f"{_WORDS[boosting.SPLIT_SHARE]} of the rest to "
                                              "the splits")

@@ -33,6 +33,15 @@ __all__ = ["DPPCA"]
 COUNT_SHARE = 0.05
 SUM_SHARE = 0.15
 MOMENT_SHARE = 0.80
+# δ > 0 without ``data_norm``: share of 1/z² for the noisy histogram of the rows' norms about
+# the box's centre, whose NORM_QUANTILE becomes the clipping norm C (the rest of 1/z² goes to
+# the shares above), and the share of ε for private bounds. Measured with
+# benchmarks/bench_decomposition.py --wide (docs/benchmarks.md).
+NORM_SHARE = 0.05
+NORM_QUANTILE = 0.8
+PCA_BOUNDS_SHARE = 0.75
+# The histogram's bins: (C₀·2^-(j+1)/4, C₀·2^-j/4] for j < NORM_BINS, then the rest down to 0.
+NORM_BINS = 12
 # With delta=0: shares of the one L1 unit (count, sums, second moments), Laplace scale of a
 # part Δ₁/(share·ε). Measured with bench_decomposition.py --pca-delta 0 (docs/benchmarks.md).
 LAPLACE_SHARES = (0.02, 0.08, 0.90)
@@ -77,6 +86,36 @@ def clip_rows(X, bounds, data_norm):
     return Y, np.zeros(X.shape[1]), data_norm
 
 
+def shrink_rows(Y, C):
+    """Rows of ``Y`` longer than C scaled down to norm C (in place; returns Y)."""
+    if math.isfinite(C):
+        norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+        too_long = norms > C
+        Y[too_long] *= (C / norms[too_long])[:, None]
+    return Y
+
+
+def release_norm(Y, C0, std, rng):
+    """A private clipping norm C ≤ C0 for the rows of ``Y`` (all of norm ≤ C0).
+
+    A histogram of the norms over NORM_BINS + 1 public bins (geometric,
+    ratio 2^(1/4), below C0) with Gaussian noise of std ``std`` on each
+    count: one row moves one count by 1, so the L2 sensitivity is 1
+    (Gaussian mechanism: Dwork & Roth 2014, Thm A.1; Mironov 2017, Prop. 7).
+    C is the smallest edge with at most 1 − NORM_QUANTILE of the noisy
+    mass above it (post-processing); C0 when none.
+    """
+    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)  # descending, edges[0] = C0
+    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    # bin j < NORM_BINS holds (edges[j+1], edges[j]]; bin NORM_BINS holds [0, edges[-1]]
+    index = NORM_BINS - np.searchsorted(edges[:0:-1], norms, side="left")
+    counts = np.bincount(index, minlength=NORM_BINS + 1).astype(float)
+    counts = np.maximum(counts + rng.normal(0.0, std, size=counts.size), 0.0)
+    above = np.cumsum(counts)[:-1]  # above[j]: noisy rows of norm > edges[j + 1], non-decreasing
+    fits = np.flatnonzero(above <= (1.0 - NORM_QUANTILE) * counts.sum())  # a prefix of j
+    return float(edges[fits[-1] + 1]) if fits.size else float(C0)
+
+
 def l1_norm_bound(bounds, data_norm, C):
     """A bound S on ‖y‖₁ of a clipped, centred row y (see :func:`clip_rows`).
 
@@ -114,17 +153,18 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     Like :class:`sklearn.decomposition.PCA`. Rows are clipped to the box
     ``bounds``, centred at a public point c, and of L2 norm at most C
     (see ``data_norm`` below). One Gaussian vector then releases the count of
-    rows, the sum of the centred rows and the upper triangle of their second
-    moment matrix Σ yyᵀ (Analyze Gauss: Dwork, Talwar, Thakurta & Zhang
-    2014, Alg. 1, symmetric noise; one row changes the count by 1, the sum
-    by ‖y‖ ≤ C and the upper triangle of yyᵀ by at most ‖y‖² ≤ C² in L2
-    norm). Each part is scaled by its sensitivity and weighted by √share
-    (shares 0.05, 0.15 and 0.80 of one unit), so the normalised vector has
-    L2 sensitivity 1 and its curve is that of one Gaussian mechanism
-    (Mironov 2017, Prop. 7). The covariance (M − s sᵀ/ñ)/(ñ − 1) and the
-    mean c + s/ñ are post-processing; the components are the eigenvectors of
-    that noisy covariance, with scikit-learn's signs (largest entry of each
-    component positive).
+    rows, the sum of the centred rows and their second moment matrix
+    Σ yyᵀ as its diagonal and √2 × its upper triangle (Analyze Gauss:
+    Dwork, Talwar, Thakurta & Zhang 2014, Alg. 1, symmetric noise; one row
+    changes the count by 1, the sum by ‖y‖ ≤ C and that vector by
+    ‖yyᵀ‖_F = ‖y‖² ≤ C² in L2 norm, so an off-diagonal entry gets 1/√2 of
+    a diagonal entry's noise). Each part is scaled by its sensitivity and
+    weighted by √share (shares 0.05, 0.15 and 0.80 of one unit), so the
+    normalised vector has L2 sensitivity 1 and its curve is that of one
+    Gaussian mechanism (Mironov 2017, Prop. 7). The covariance
+    (M − s sᵀ/ñ)/(ñ − 1) and the mean c + s/ñ are post-processing; the
+    components are the eigenvectors of that noisy covariance, with
+    scikit-learn's signs (largest entry of each component positive).
 
     **δ = 0** (pure ε-DP): the same vector gets Laplace noise instead, each
     part scaled by its L1 sensitivity (1, a bound S on ``‖y‖₁`` and
@@ -137,12 +177,21 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     at ε = 0.1 (see the benchmarks page).
 
     **Bounds.** Public ``bounds`` cost nothing. Without them
-    (``bounds=None``) half of ``epsilon`` releases private bounds
+    (``bounds=None``) 0.75 of ``epsilon`` (half with ``delta=0``) releases private bounds
     (:func:`skdp.stats.bounds`), composed into the fit's one charge as
-    :class:`~skdp.preprocessing.DPStandardScaler` does (see :ref:`bounds`).
-    Without ``data_norm`` rows are centred at the box's midpoint and C is
-    the box's half-diagonal, which clips nothing more. A public
-    ``data_norm`` (a bound on a row's own L2 norm, as for the linear models)
+    :class:`~skdp.preprocessing.DPStandardScaler` does (see :ref:`bounds`);
+    the tight boxes of that share are what keep the noise ∝ C² small on
+    tables of many columns and few rows (measured on the benchmarks page).
+    Without ``data_norm`` rows are centred at the box's midpoint; with
+    δ > 0, C is then the 0.8 quantile of the rows' norms about it, read from a
+    noisy histogram of those norms over 13 geometric bins below the box's
+    half-diagonal (one row moves one count by 1; 0.05 of the Gaussian's
+    1/z², the vector above gets the rest), and longer rows are scaled down
+    to it, so ``explained_variance_`` is the variance of the rows so scaled
+    (as ``transform`` sees them), below the data's when a fifth of the rows
+    are much longer than the rest; with δ = 0, C is the box's
+    half-diagonal, which clips nothing more. A column whose box has width 0
+    is 0 in every centred row, and gets no noise. A public ``data_norm`` (a bound on a row's own L2 norm, as for the linear models)
     centres at 0 instead and scales longer rows down to it: C =
     ``data_norm``, often much smaller for one-hot or sparse rows, and the
     second moments' noise is ∝ C². ``transform`` clips
@@ -160,10 +209,12 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Scale the projections by 1/√``explained_variance_``.
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays of shape
-        (n_features,)); ``None``: estimated privately with half of ``epsilon``.
+        (n_features,)); ``None``: estimated privately with 0.75 of ``epsilon``
+        (half with ``delta=0``).
     data_norm : float > 0 or None, default=None
-        Public bound of the L2 norm of a row (see above); ``None``: the box's
-        half-diagonal about its midpoint.
+        Public bound of the L2 norm of a row (see above); ``None``: a private
+        0.8 quantile of the rows' norms about the box's midpoint (the box's
+        half-diagonal with ``delta=0``).
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
         0 gives pure ε-DP with Laplace noise (see above).
@@ -183,7 +234,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     ----------
     components_ : ndarray of shape (n_components, n_features)
     explained_variance_ : ndarray of shape (n_components,)
-        Noisy eigenvalues of the covariance, floored at 0.
+        Noisy eigenvalues of the covariance of the clipped rows, floored at 0.
     explained_variance_ratio_ : ndarray of shape (n_components,)
         ``explained_variance_`` over the sum of all noisy eigenvalues (floored at 0).
     singular_values_ : ndarray of shape (n_components,)
@@ -194,6 +245,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     n_components_ : int
     bounds_ : tuple of two ndarrays of shape (n_features,)
     data_norm_ : float
+        The norm C rows were scaled down to (about the box's midpoint without
+        ``data_norm``, about 0 with it); ``transform`` does the same.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -206,10 +259,12 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     >>> X = rng.normal(size=(20_000, 3)) @ np.diag([3.0, 1.0, 0.3])
     >>> pca = DPPCA(n_components=2, bounds=(-10, 10), epsilon=1.0, random_state=0).fit(X)
     >>> np.abs(pca.components_).round(2)
-    array([[1.  , 0.  , 0.01],
-           [0.  , 1.  , 0.04]])
-    >>> pca.explained_variance_.round(1)  # scikit-learn's PCA: [9., 1.]
-    array([9., 1.])
+    array([[1., 0., 0.],
+           [0., 1., 0.]])
+    >>> round(pca.data_norm_, 1)  # the private 0.8 quantile of the rows' norms
+    4.3
+    >>> pca.explained_variance_.round(1)  # of the rows scaled down to it (the data's: [9., 1.])
+    array([6.7, 0.9])
     >>> pca.transform(X[:2]).shape
     (2, 2)
     """
@@ -291,7 +346,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             z = 1.0 / eps_stat
         elif estimate:
             eps_bounds, eps_stat, curve = split_curve(
-                epsilon, delta, n_features, lambda e: gaussian_rdp(_noise_multiplier(e, delta)))
+                epsilon, delta, n_features, lambda e: gaussian_rdp(_noise_multiplier(e, delta)),
+                share=PCA_BOUNDS_SHARE)
             z = _noise_multiplier(eps_stat, delta)
         else:
             z = gaussian_multiplier(epsilon, delta)
@@ -309,17 +365,10 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self.bounds_ = bounds
         Y, c, self.data_norm_ = clip_rows(X, bounds, data_norm)
         C = max(self.data_norm_, np.finfo(float).tiny)
-        # Analyze Gauss (DTTZ14, Alg. 1): one Gaussian vector over the normalised parts;
-        # Laplace at δ = 0 (noise_scales).
-        draw = rng.normal if delta > 0 else rng.laplace
-        s_count, s_sum, s_moment = noise_scales(delta, z, C, l1_norm_bound(bounds, data_norm, C))
-        iu = np.triu_indices(n_features)
-        noise_m = np.zeros((n_features, n_features))
-        noise_m[iu] = draw(0.0, s_moment, size=iu[0].size)
-        noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
-        count = X.shape[0] + draw(0.0, s_count)
-        sums = Y.sum(axis=0) + draw(0.0, s_sum, size=n_features)
-        moments = Y.T @ Y + noise_m
+        if delta == 0:
+            moments, sums, count = self._laplace_moments(X, Y, bounds, data_norm, C, z, rng)
+        else:
+            moments, sums, count = self._gauss_moments(X, Y, bounds, data_norm, C, z, rng)
         say(f"released the noisy covariance of {n_features} features")
         n = max(count, 2.0)
         cov = (moments - np.outer(sums, sums) / n) / (n - 1.0)
@@ -331,6 +380,52 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         self._set_components(components, eigval, n, n_components)
         say(f"eigendecomposition, {self.n_components_} components kept")
         return self
+
+    def _laplace_moments(self, X, Y, bounds, data_norm, C, z, rng):
+        """δ = 0: the count, sums and second moments with Laplace noise (:func:`noise_scales`)."""
+        n_features = X.shape[1]
+        s_count, s_sum, s_moment = noise_scales(0.0, z, C, l1_norm_bound(bounds, data_norm, C))
+        iu = np.triu_indices(n_features)
+        noise_m = np.zeros((n_features, n_features))
+        noise_m[iu] = rng.laplace(0.0, s_moment, size=iu[0].size)
+        noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
+        count = X.shape[0] + rng.laplace(0.0, s_count)
+        sums = Y.sum(axis=0) + rng.laplace(0.0, s_sum, size=n_features)
+        return Y.T @ Y + noise_m, sums, count
+
+    def _gauss_moments(self, X, Y, bounds, data_norm, C, z, rng):
+        """δ > 0: Analyze Gauss on the rows ``Y`` (clipped and centred), one Gaussian in parts.
+
+        Without ``data_norm``, first a clipping norm from the noisy histogram of
+        the rows' norms (:func:`release_norm`, NORM_SHARE of 1/z²); the rows are
+        scaled down to it and the rest of 1/z² is shared as COUNT_SHARE,
+        SUM_SHARE and MOMENT_SHARE. The parts' RDP curves add up to
+        ``gaussian_rdp(z)`` (Mironov 2017, Prop. 1 and 7).
+        """
+        n_features = X.shape[1]
+        weight = 1.0
+        active = np.arange(n_features)
+        if data_norm is None:
+            C = max(release_norm(Y, C, z / math.sqrt(NORM_SHARE), rng), np.finfo(float).tiny)
+            shrink_rows(Y, C)
+            self.data_norm_ = C
+            weight = 1.0 - NORM_SHARE
+            # A column of width 0 in the public box is 0 in every centred row: nothing to release.
+            active = np.flatnonzero(bounds[1] > bounds[0])
+        # Analyze Gauss (DTTZ14, Alg. 1) on (diagonal, √2 × upper triangle) of Σ yyᵀ, whose
+        # L2 sensitivity is ‖yyᵀ‖_F = ‖y‖² ≤ C²: each pair drawn once, off-diagonal sd / √2.
+        s_count = z / math.sqrt(COUNT_SHARE * weight)
+        s_sum = z * C / math.sqrt(SUM_SHARE * weight)
+        s_moment = z * C * C / math.sqrt(MOMENT_SHARE * weight)
+        m = active.size
+        half = np.triu(rng.normal(0.0, s_moment, size=(m, m)))
+        half[np.triu_indices(m, 1)] /= math.sqrt(2.0)
+        noise_m = np.zeros((n_features, n_features))
+        noise_m[np.ix_(active, active)] = half + np.triu(half, 1).T
+        count = X.shape[0] + rng.normal(0.0, s_count)
+        sums = Y.sum(axis=0)
+        sums[active] += rng.normal(0.0, s_sum, size=m)
+        return Y.T @ Y + noise_m, sums, count
 
     def _fit_exact(self, X, bounds, data_norm, n_components):
         """``epsilon=inf``: scikit-learn's full-SVD PCA on the clipped rows."""
@@ -372,9 +467,11 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
     def _clip(self, X):
         """Rows clipped as the fit clipped them (to the box, then to ``data_norm``)."""
-        data_norm = None if self.data_norm is None else self.data_norm_
-        Y, c, _ = clip_rows(X, self.bounds_, data_norm)
-        return Y + c
+        if self.data_norm is not None:
+            Y, c, _ = clip_rows(X, self.bounds_, self.data_norm_)
+            return Y + c
+        Y, c, _ = clip_rows(X, self.bounds_, None)
+        return shrink_rows(Y, self.data_norm_) + c
 
     def transform(self, X: ArrayLike) -> NDArray:
         """Clip X as the fit did, centre it and project it on the components.
