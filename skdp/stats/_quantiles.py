@@ -338,7 +338,8 @@ class _PartialOrder:
         return [(self.known[j][1], self.known[j + 1][0]) for j in range(len(self.known) - 1)]
 
     def _slots(self, t, a, window=None):
-        """Log-weights of the known gaps and of the unsorted runs, in order, and what they are.
+        """Log-weights of the known gaps and of the unsorted runs, in order, what they are,
+        and whether ``window`` left out any known run.
 
         A known gap i weighs ℓᵢ·exp(−a|i − t|), as in :func:`_em_quantiles_sorted`;
         an unsorted run [p₀, p₁) weighs (x[p₁] − x[p₀ − 1])·exp(−a·d), d the
@@ -353,6 +354,7 @@ class _PartialOrder:
         known = self.known if window is None else [
             (lo, hi) for lo, hi in self.known
             if lo < 0 or hi > n or (lo <= window[1] and hi > window[0])]
+        folded = len(known) < len(self.known)
         for j, (lo, hi) in enumerate(known):
             if hi - lo >= 2:  # gaps lo + 1 … hi − 1, between known positions
                 edges = self.x[max(lo, 0):min(hi, n)]
@@ -370,7 +372,7 @@ class _PartialOrder:
                     log_b = np.log(self.value(p1) - self.value(p0 - 1)) - a * abs(near - t)
                 logs.append(np.array([log_b]))
                 what.append((p0, p1, a * abs(near - t)))
-        return logs, what
+        return logs, what, folded
 
     def draw(self, t, a, rng, window=None):
         """One output of density ∝ exp(−a|r(o) − t|) on [L, U], by adaptive rejection.
@@ -388,7 +390,7 @@ class _PartialOrder:
         only that window's known runs (:meth:`_slots`); after a rejection, all.
         """
         while True:
-            logs, what = self._slots(t, a, window)
+            logs, what, folded = self._slots(t, a, window)
             flat = np.concatenate(logs)
             top = np.max(flat)
             if top == -math.inf:  # every gap has length 0: lower == upper
@@ -404,8 +406,8 @@ class _PartialOrder:
             r = min(p0 + int(np.count_nonzero(self.x[p0:p1] <= o)), p1)
             if rng.random() < math.exp(a_d - a * abs(r - t)):
                 return o
-            if window is not None:  # a finer bound first: every known run
-                window = None
+            window = None
+            if folded:  # a finer bound first: every known run
                 continue
             if p1 - p0 <= _SORT_RUN:
                 self.x[p0:p1].sort()
