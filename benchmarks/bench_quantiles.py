@@ -1,6 +1,7 @@
 """Several DP quantiles at once: skdp's joint method vs its split method (and diffprivlib).
 
-Run:  python benchmarks/bench_quantiles.py [--threads 1] [--timing | --speed | --accuracy | --levels]
+Run:  python benchmarks/bench_quantiles.py [--threads 1]
+      [--timing | --speed | --accuracy | --levels]
 (diffprivlib runs in its peer venv, benchmarks/_peers.py, as a subprocess in the same run.)
 ``--timing`` instead times one joint draw of m = 2, 9 and 99 levels on fnlwgt of Adult's
 train and test rows together (48,842 values), best of 3, with ``--threads`` (default 1)
@@ -156,18 +157,20 @@ def speed():
                 base = np.array(times["np.median"])
                 print(f"\nN = {n:.0e}, {name}, {rounds} rounds: np.median "
                       f"{np.median(base) * 1e3:.2f} ms")
-                print("| function | ms (median) | / np.median (ratio of medians) | per-round range |")
+                print("| function | ms (median) | / np.median (ratio of medians) "
+                      "| per-round range |")
                 print("|---|---|---|---|")
                 for key in contenders:
                     t = np.array(times[key])
                     ratios = t / base
-                    print(f"| {key} | {np.median(t) * 1e3:.2f} | {np.median(t) / np.median(base):.2f} "
+                    ratio = np.median(t) / np.median(base)
+                    print(f"| {key} | {np.median(t) * 1e3:.2f} | {ratio:.2f} "
                           f"| {ratios.min():.2f}–{ratios.max():.2f} |", flush=True)
         print(f"{_threads.describe()}; load average at end {os.getloadavg()[0]:.2f}")
 
 
 def levels_timing():
-    """Median ms of stats.quantile with m evenly spaced levels, ε = 1 per level, N = 10^4 to 10^6."""
+    """Median ms of stats.quantile with m evenly spaced levels, ε = 1 each, N = 10^4 to 10^6."""
     import skdp
 
     print(f"skdp from {os.path.dirname(skdp.__file__)}; threads = {THREADS}, "

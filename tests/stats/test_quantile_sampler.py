@@ -1,4 +1,4 @@
-"""The split quantile's sampler without a full sort follows Smith's (2011) distribution exactly."""
+"""Smith's (2011) distribution, drawn by the split quantile's sampler without a full sort."""
 
 import numpy as np
 import pytest
