@@ -49,6 +49,11 @@ set (``ru_maxrss``) during the fit less its resident set before it, data loaded 
 done (imports). Medians over rounds; ratios to scikit-learn's median::
 
     nice -n 10 python benchmarks/bench_trees.py --dense 200000x50,1000000x50 --rounds 3 --sparse
+
+``--layouts`` times the two histogram layouts of skdp.tree._histogram (the sparse pairs and
+the dense uint8 columns) on 2·10^5 × 50 binned entries of which a given fraction lies outside
+the common bin: building the layout and the histograms of 3 trees of 2 levels, interleaved
+rounds, medians; the rule of ``make_bins`` (``SPARSE_DENSITY``) comes from it.
 """
 
 import argparse
@@ -371,6 +376,37 @@ def run_dense(shapes, rounds, models):
         sys.stdout.flush()
 
 
+def run_layouts(n=200_000, d=50, n_bins=33, rounds=5):
+    """The two histogram layouts by density: time of building one and 3 trees of 2 levels."""
+    from skdp.tree._histogram import DenseBins, SparseBins
+
+    rng = np.random.default_rng(0)
+    nodes = [np.zeros(n, dtype=np.int64), rng.integers(0, 2, n)]
+    w = rng.standard_normal(n)
+    print(f"\n### Histogram layouts, {n:,} x {d}, {n_bins} bins, {rounds} rounds\n")
+    print("| outside the common bin | sparse | dense | sparse pairs | dense columns |")
+    print("| --- | --- | --- | --- | --- |")
+    for density in (1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2):
+        binned = np.where(rng.random((n, d)) < density, rng.integers(1, n_bins - 1, (n, d)),
+                          0).astype(np.uint8)
+        columns = np.asfortranarray(binned)  # as apply_bins gives it
+        seconds = {"sparse": [], "dense": []}
+        for _ in range(rounds):
+            for layout in seconds:
+                t = time.perf_counter()
+                bins = SparseBins(binned, n_bins) if layout == "sparse" else DenseBins(columns,
+                                                                                       n_bins)
+                for _ in range(3):
+                    for level, node in enumerate(nodes):
+                        bins.histograms(node, 2**level, w)
+                seconds[layout].append(time.perf_counter() - t)
+                if layout == "sparse":
+                    pairs = bins.rows.nbytes + bins.offset.nbytes
+        print(f"| {density:.4f} | {np.median(seconds['sparse']) * 1e3:.0f} ms | "
+              f"{np.median(seconds['dense']) * 1e3:.0f} ms | {pairs / 2**20:.1f} MB | "
+              f"{columns.nbytes / 2**20:.1f} MB |")
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--dense-one":
@@ -389,8 +425,14 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3, help="--dense: interleaved rounds")
     parser.add_argument("--sparse", action="store_true",
                         help="--dense: also skdp with its sparse histograms forced")
+    parser.add_argument("--layouts", action="store_true",
+                        help="time the sparse and dense histogram layouts by density instead")
     args = parser.parse_args(argv)
     _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
+    if args.layouts:
+        with threadpool_limits(limits=args.threads):
+            run_layouts()
+        return
     if args.dense:
         shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.dense.split(",")]
         models = DENSE_MODELS if args.sparse else DENSE_MODELS[:2]

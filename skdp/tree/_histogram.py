@@ -26,9 +26,10 @@ __all__ = ["DenseBins", "SparseBins", "make_bins"]
 # outside their feature's most common bin. The dense columns are the binned matrix itself
 # (no memory beyond it); the sparse pairs add 16 bytes per kept entry (2 bytes per entry of
 # the matrix at 1/8, a quarter of a float64 X) and are faster on sparser matrices. Measured
-# on 2·10^5 × 50 entries, 33 bins, building the layout and 3 trees of 2 levels (medians of
-# 5 interleaved rounds, docs/benchmarks.md "Boosting at scale"), sparse / dense: 80 / 214 ms
-# at 1/64, 96 / 184 ms at 1/16, 130 / 178 ms at 1/8, 261 / 175 ms at 1/4, 477 / 148 at 1/2.
+# by benchmarks/bench_trees.py --layouts on 2·10^5 × 50 entries, 33 bins, building the layout
+# and 3 trees of 2 levels (medians of 5 interleaved rounds, docs/benchmarks.md "Boosting at
+# scale"), sparse / dense: 80 / 212 ms at 1/64, 105 / 211 ms at 1/16, 156 / 208 ms at 1/8,
+# 288 / 198 ms at 1/4, 514 / 162 ms at 1/2.
 SPARSE_DENSITY = 1 / 8
 
 
