@@ -32,6 +32,13 @@ __all__ = ["DenseBins", "SparseBins", "make_bins"]
 # 288 / 198 ms at 1/4, 514 / 162 ms at 1/2.
 SPARSE_DENSITY = 1 / 8
 
+# DenseBins sums this many rows at a time (every feature), so that their weights stay in the
+# cache: see DenseBins.histograms. The histograms of one tree of 2 levels, medians of 3
+# interleaved rounds, blocks of 2^13 / 2^14 / 2^15 / 2^16 / 2^17 rows: 0.45 / 0.38 / 0.36 /
+# 0.43 / 0.46 s on 5·10^6 × 20 (0.80 s in one pass over all the rows), 0.175 / 0.166 / 0.159 /
+# 0.167 / 0.195 s on 10^6 × 50 (0.21 s in one pass).
+CHUNK_ROWS = 2**15
+
 
 def _common_bins(columns, n_bins):
     """Each feature's most common bin (the first of the most common) and its count."""
@@ -125,18 +132,32 @@ class DenseBins:
         """
         d, b = self.n_features, self.n_bins
         n_cells = n_nodes * b
-        hist = np.empty((n_nodes, d, b))
         weights = np.asarray(weights, dtype=np.float64)
-        if n_nodes == 1:
-            for j, col in enumerate(self.columns.T):  # np.bincount takes the uint8 column
-                hist[0, j] = np.bincount(col, weights=weights, minlength=b)
-        else:
-            base = node * b
-            flat = np.empty(self.n_rows, dtype=np.intp)
-            for j, col in enumerate(self.columns.T):
-                np.add(base, col, out=flat)
-                hist[:, j] = np.bincount(flat, weights=weights,
-                                         minlength=n_cells).reshape(n_nodes, b)
+        sums = np.zeros((d, n_cells))  # (feature, node · b + bin), the sums so far
+        rows = max(1, CHUNK_ROWS)
+        # A block of rows at a time, every feature, so that the block's weights stay in the
+        # cache. Each np.bincount starts from the block's earlier sums, given as its first
+        # n_cells entries: 0.0 + s is s exactly (a sum that starts at +0.0 is never −0.0),
+        # then the block's rows follow in order, so every sum adds its rows one at a time
+        # in increasing row order, as one np.bincount over all the rows would.
+        index = np.empty(n_cells + min(rows, self.n_rows), dtype=np.intp)
+        index[:n_cells] = np.arange(n_cells)
+        values = np.empty(index.size)
+        for start in range(0, self.n_rows, rows):
+            stop = min(start + rows, self.n_rows)
+            m = n_cells + stop - start
+            idx, val = index[:m], values[:m]
+            val[n_cells:] = weights[start:stop]
+            base = None if n_nodes == 1 else node[start:stop] * b
+            for j in range(d):
+                col = self.columns[start:stop, j]
+                if base is None:
+                    idx[n_cells:] = col
+                else:
+                    np.add(base, col, out=idx[n_cells:])
+                val[:n_cells] = sums[j]
+                sums[j] = np.bincount(idx, weights=val, minlength=n_cells)
+        hist = np.ascontiguousarray(sums.reshape(d, n_nodes, b).transpose(1, 0, 2))
         hist[:, np.arange(d), self.common] = 0.0
         totals = _fill_common(hist, self.common, node, n_nodes, weights)
         return hist, totals

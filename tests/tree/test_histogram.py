@@ -50,8 +50,11 @@ def _random_case(seed):
     return binned, n_bins, node, n_nodes, weights
 
 
+@pytest.mark.parametrize("chunk_rows", [None, 1, 7, 64])
 @pytest.mark.parametrize("seed", range(300))
-def test_dense_and_sparse_histograms_are_bit_identical(seed):
+def test_dense_and_sparse_histograms_are_bit_identical(monkeypatch, seed, chunk_rows):
+    if chunk_rows is not None:  # the dense sums by blocks of rows, each from the last's sums
+        monkeypatch.setattr(_histogram, "CHUNK_ROWS", chunk_rows)
     binned, n_bins, node, n_nodes, weights = _random_case(seed)
     sparse = SparseBins(binned, n_bins)
     dense = DenseBins(binned, n_bins)
@@ -125,6 +128,7 @@ def _trees(est):
 
 
 def _fit_both(monkeypatch, make, X, y):
+    monkeypatch.setattr(_histogram, "CHUNK_ROWS", 500)  # several blocks of rows
     models = []
     for layout in ("sparse", "dense"):
         _layout(monkeypatch, layout)
