@@ -28,8 +28,8 @@ __all__ = ["DenseBins", "SparseBins", "make_bins"]
 # the matrix at 1/8, a quarter of a float64 X) and are faster on sparser matrices. Measured
 # by benchmarks/bench_trees.py --layouts on 2·10^5 × 50 entries, 33 bins, building the layout
 # and 3 trees of 2 levels (medians of 5 interleaved rounds, docs/benchmarks.md "Boosting at
-# scale"), sparse / dense: 80 / 212 ms at 1/64, 105 / 211 ms at 1/16, 156 / 208 ms at 1/8,
-# 288 / 198 ms at 1/4, 514 / 162 ms at 1/2.
+# scale"), sparse / dense: 80 / 191 ms at 1/64, 102 / 186 ms at 1/16, 152 / 181 ms at 1/8,
+# 280 / 156 ms at 1/4, 496 / 133 ms at 1/2.
 SPARSE_DENSITY = 1 / 8
 
 # DenseBins sums this many rows at a time (every feature), so that their weights stay in the
