@@ -2,7 +2,8 @@
 
 A sample of :mod:`skdp.stats` functions (each noise path: Laplace, Gaussian,
 the secure discrete samplers, the three quantile algorithms, histograms,
-private bounds) and of estimators built on them is run with fixed seeds, and
+private bounds) and of estimators built on them (the forest and the boosting
+too) is run with fixed seeds, and
 every released float is compared with the value pinned below as an exact hex
 string (:meth:`float.hex`). A change that moves code without changing what it
 computes leaves them all equal; a change meant to alter a release must say so
@@ -24,6 +25,7 @@ import numpy as np
 import pytest
 
 from skdp import stats
+from skdp.ensemble import DPHistGradientBoostingClassifier, DPRandomForestClassifier
 from skdp.linear_model import DPLinearRegression
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPKBinsDiscretizer, DPStandardScaler
@@ -94,6 +96,13 @@ def _releases():
     out["DPKBinsDiscretizer_quantile"] = np.concatenate(kbins.bin_edges_)
     kbins = DPKBinsDiscretizer(n_bins=4, epsilon=1.0, random_state=26).fit(X)  # private bounds
     out["DPKBinsDiscretizer_no_bounds"] = np.concatenate(kbins.bin_edges_)
+    # the trees' histograms (dense or sparse sums, the same arithmetic), noisy leaves
+    forest = DPRandomForestClassifier(n_estimators=5, bounds=B, classes=[0, 1], epsilon=1.0,
+                                      random_state=27).fit(X, y_class)
+    out["DPRandomForestClassifier"] = forest.predict_proba(X[:5])[:, 1]
+    boosting = DPHistGradientBoostingClassifier(max_iter=5, bounds=B, classes=[0, 1],
+                                                epsilon=1.0, random_state=28).fit(X_nan, y_class)
+    out["DPHistGradientBoostingClassifier"] = boosting.predict_proba(X_nan[:5])[:, 1]
     return out
 
 
@@ -102,6 +111,14 @@ def _hex(value):
 
 
 EXPECTED = {
+    "DPHistGradientBoostingClassifier": [
+        "0x1.ad69c7c3eb111p-1", "0x1.b56d7f1539661p-2", "0x1.b6059d8880795p-1",
+        "0x1.ba2762296dfd4p-1", "0x1.eb04579f9d7ebp-2",
+    ],
+    "DPRandomForestClassifier": [
+        "0x1.77e6addcc2fd9p-1", "0x1.f61ee30bab58dp-2", "0x1.26c0dc82c9a1bp-1",
+        "0x1.98ac4fdab0e37p-1", "0x1.887d33dd0e08bp-2",
+    ],
     "DPGaussianNB": [
         "0x1.71882f402a04dp-2", "0x1.5c517374c966fp-2", "0x1.d60d7e76713c1p-2",
         "0x1.3cd553acba3d8p-1", "0x1.49806e6b55b28p-1", "0x1.fb005a93d62dap-2",
