@@ -197,14 +197,14 @@ def test_parts_fitted_in_parallel_are_costed_and_charged_once():
     from sklearn.pipeline import FeatureUnion
 
     X, y = _data()
-    cols = ColumnTransformer([("a", DPStandardScaler(bounds=B), [0, 1]),
-                              ("b", DPMinMaxScaler(bounds=B), [2])], n_jobs=2)
-    union = FeatureUnion([("s", DPStandardScaler(bounds=B)), ("m", DPMinMaxScaler(bounds=B))],
-                         n_jobs=2)
+    cols = ColumnTransformer([("a", DPStandardScaler(bounds=B, random_state=0), [0, 1]),
+                              ("b", DPMinMaxScaler(bounds=B, random_state=1), [2])], n_jobs=2)
+    union = FeatureUnion([("s", DPStandardScaler(bounds=B, random_state=0)),
+                          ("m", DPMinMaxScaler(bounds=B, random_state=1))], n_jobs=2)
     for part in (cols, union):
         budget = PrivacyBudget(5.0, 1e-5)
-        pipe = make_pipeline(part, DPGaussianNB(bounds=(-5, 5), classes=[0, 1]), epsilon=1.0,
-                             budget=budget)
+        pipe = make_pipeline(part, DPGaussianNB(bounds=(-5, 5), classes=[0, 1], random_state=2),
+                             epsilon=1.0, budget=budget)
         cost = privacy_cost(pipe, X, y).epsilon
         assert 0.99 <= cost <= 1.0
         pipe.fit(X, y)
