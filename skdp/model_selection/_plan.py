@@ -61,15 +61,19 @@ def _curve_max(curves):
     )
 
 
-def _largest_factor(cost, target):
+def _largest_factor(cost, target, too_small=None):
     """The largest t (to 0.01%) with ``cost(t) <= target``; cost grows with t.
 
     Each cost calibrates every candidate's noise, so the boundary is found by
     regula falsi in log t (:func:`~skdp.accounting._bisect.largest_within`),
-    walking down from t = 1 while it is out of reach.
+    walking down from t = 1 while it is out of reach. Below
+    :data:`_SMALLEST_FACTOR` it raises what ``too_small()`` returns (the
+    search's message by default; a DPPipeline's split scales its steps so).
     """
     def floored(t):
         if t < _SMALLEST_FACTOR:
+            if too_small is not None:
+                raise too_small()
             raise ValueError(
                 "epsilon is too small for this search: its noisy scores and the selection "
                 "alone cost about that much. Give a larger epsilon, a smaller "

@@ -5,7 +5,7 @@ The rule (:func:`step_weights`): every private step that leaves its
 pipeline's last step (the model) :data:`MODEL_WEIGHT`, every step before it
 (preprocessing: an imputer, a scaler, a discretiser, a projection)
 :data:`PREPROCESSING_WEIGHT`; each such step's ``epsilon`` is its weight times
-one factor, the largest (to 0.01 %) for which the whole pipeline, the steps
+one factor, the largest (to 0.01 %, as a private search scales its candidates) for which the whole pipeline, the steps
 that set their own ``epsilon`` included, costs at most the total at the
 accounting δ. The curves come from probes on placeholder rows, as
 :func:`skdp.privacy_cost` finds them: the split reads only the parameters and
@@ -21,8 +21,8 @@ import math
 from sklearn.base import clone
 
 from ..accounting._accountants import spend_of
-from ..accounting._bisect import largest_within
 from ..model_selection._params import _nested_params, _quiet
+from ..model_selection._plan import _largest_factor
 from ..model_selection._probe import _CurveRecorder, _n_samples, _probe, _ProbeCache
 
 # Equal weights. A preprocessing step does not need less than the model: a scaler or an
@@ -36,7 +36,6 @@ from ..model_selection._probe import _CurveRecorder, _n_samples, _probe, _ProbeC
 MODEL_WEIGHT = 1.0
 PREPROCESSING_WEIGHT = 1.0
 
-_SMALLEST_FACTOR = 1e-6
 
 
 def unset_epsilon_keys(pipeline):
@@ -103,17 +102,16 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
     model, cache, n = clone(pipeline), _ProbeCache(X_like), _n_samples(X_like)
     refusals = {}  # factor -> what a probe raised there
 
+    def too_small():
+        # a probe that failed at an epsilon of 1 or more per weight failed on something
+        # else than a calibration out of reach (the input, a parameter): say that
+        raised = [exc for factor, exc in refusals.items() if factor >= 1.0]
+        return raised[0] if raised else ValueError(
+            f"epsilon={total:g} is too small for this pipeline: the steps that set their "
+            f"own epsilon cost about that much already at delta={delta:g}. Give a larger "
+            "total or smaller epsilons to those steps; nothing was charged.")
+
     def cost(t):
-        if t < _SMALLEST_FACTOR:
-            # a probe that failed at an epsilon of 1 or more per weight failed on something
-            # else than a calibration out of reach (the input, a parameter): say that
-            raised = [exc for factor, exc in refusals.items() if factor >= 1.0]
-            if raised:
-                raise raised[0]
-            raise ValueError(
-                f"epsilon={total:g} is too small for this pipeline: the steps that set their "
-                f"own epsilon cost about that much already at delta={delta:g}. Give a larger "
-                "total or smaller epsilons to those steps; nothing was charged.")
         recorder = _CurveRecorder()
         recorder.delta, recorder._accountant = delta, accountant
         probe = clone(model).set_params(**{k: t * weights[k] for k in keys})
@@ -129,5 +127,5 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
             refusals[t] = exc
             return math.inf
 
-    factor = largest_within(cost, total, 1.0, rtol=1e-4, upper=1e6)
+    factor = _largest_factor(cost, total, too_small)
     return {k: factor * weights[k] for k in keys}
