@@ -32,8 +32,32 @@ __all__ = ["DPEstimatorMixin"]
 
 _Estimator = TypeVar("_Estimator", bound="DPEstimatorMixin")
 
+#: Base address of skdp's HTML documentation (the output folder of the Sphinx
+#: build, ``docs/_build/html/``, once published). The notebook view's "?" link
+#: of an estimator is ``DOCS_URL + "generated/<module>.<Name>.html"``, the API
+#: page that ``docs/api.rst`` generates for it. The documentation is not
+#: published yet: this is the one place to change when it is (read at each
+#: repr, so assigning ``skdp._base.DOCS_URL`` also works at run time).
+DOCS_URL = "https://skdp.readthedocs.io/en/latest/"
 
-class DPEstimatorMixin:
+
+class _DocLinkMixin:
+    """The notebook view's "?" link to the estimator's skdp API page.
+
+    scikit-learn's HTML repr links an estimator to ``_doc_link_template``
+    formatted with the class's name and its module up to the first private
+    part (``skdp.linear_model``), when the class's top-level package is
+    ``_doc_link_module``; for a subclass defined outside skdp it shows no link.
+    """
+
+    _doc_link_module = "skdp"
+
+    @property
+    def _doc_link_template(self):
+        return DOCS_URL.rstrip("/") + "/generated/{estimator_module}.{estimator_name}.html"
+
+
+class DPEstimatorMixin(_DocLinkMixin):
     """Mixin for skdp estimators: one place that charges the budget.
 
     Subclasses have the parameters ``epsilon`` and ``budget`` (and ``delta``

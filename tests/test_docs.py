@@ -169,6 +169,14 @@ def test_docs_build_without_warnings_or_broken_internal_references(tmp_path):
     for name in _documented_names((DOCS / "api.rst").read_text(encoding="utf-8")):
         assert (html / "generated" / f"{name}.html").is_file(), name
         assert f"generated/{name}.html" in api_html, name
+    # The notebook view's "?" link of every estimator is a page of this site.
+    from skdp._base import DOCS_URL
+    from test_doc_link import ESTIMATORS
+
+    for name, cls in ESTIMATORS.items():
+        link = cls.__new__(cls)._get_doc_link()
+        assert link.startswith(DOCS_URL), link
+        assert (html / link[len(DOCS_URL):]).is_file(), link
 
     # Offline link check of the built site: every relative link and image in every
     # page points to a file that exists and, with a #fragment, to an id in it.

@@ -15,7 +15,7 @@ from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
 from .. import _config
-from .._base import DPEstimatorMixin
+from .._base import DPEstimatorMixin, _DocLinkMixin
 from .._cost import _ignore_unknown_categories, _placeholder_target
 from .._unsupported import refuse_unsupported
 from ..accounting import RDPCurve
@@ -75,7 +75,7 @@ class _Prepaid(_CurveRecorder):
         self.curves.append(curve)
 
 
-class DPPipeline(Pipeline):
+class DPPipeline(_DocLinkMixin, Pipeline):
     """A ``Pipeline`` that charges its budget once for all its private steps, or not at all.
 
     With scikit-learn's ``Pipeline``, every skdp step charges the shared
