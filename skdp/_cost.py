@@ -50,28 +50,11 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
                  delta: float | None = None, accountant: str | None = None) -> PrivacyCost:
     """The privacy curve that fitting ``estimator`` on data like ``X`` charges, before fitting.
 
-    Works for an skdp estimator, a private search, and their compositions
-    with public transformers: ``Pipeline`` (nested too), ``ColumnTransformer``
-    (any ``remainder``, sparse outputs such as ``OneHotEncoder()``'s),
-    ``FeatureUnion``, ``TransformedTargetRegressor``, a search inside a
-    pipeline, and :class:`~skdp.pipeline.DPPipeline`. Every skdp fit
-    computes its curve from its parameters and the data's public sizes before
-    it reads a value, so the cost is found by fitting a clone on
-    *placeholders* with the shape, dtypes and column names of ``X``, each skdp
-    step charging a recorder instead of a budget: no value of ``X`` is read,
-    and nothing is charged. Of ``y``, only the label set is read, and only for
-    a classifier without a public ``classes``. Whether a ``ColumnTransformer``
-    stacks its output sparse depends on its density, which placeholders do not
-    have: a step that refuses sparse input is given the placeholders' output
-    dense, as the real fit gives it (a step's curve depends on the shape of
-    its input, not on its format).
-
-    The cost of a search is that of the whole search (its runs, scores and
-    refit); the cost of a pipeline is the composition of its skdp steps'
-    curves, each step counted whatever its ``budget``. Estimators whose cost
-    depends on the number of rows (DP-SGD with ``sampling_rate=None``) need
-    ``X`` with as many rows as the fit will have; a search's training part has
-    a random size, so its cost can differ from the charge by that much.
+    Works for skdp estimators, private searches, :class:`~skdp.pipeline.DPPipeline`
+    and scikit-learn's compositions of them. It fits a clone on placeholders
+    shaped like ``X``: no value of ``X`` is read and nothing is charged (of
+    ``y``, only the label set, for a classifier without public ``classes``).
+    Notes list what is supported and the limits.
 
     Parameters
     ----------
@@ -94,6 +77,31 @@ def privacy_cost(estimator: BaseEstimator, X: ArrayLike, y: ArrayLike | None = N
     -------
     PrivacyCost
         ``(epsilon, delta, curve)``.
+
+    Notes
+    -----
+    Works for an skdp estimator, a private search, and their compositions
+    with public transformers: ``Pipeline`` (nested too), ``ColumnTransformer``
+    (any ``remainder``, sparse outputs such as ``OneHotEncoder()``'s),
+    ``FeatureUnion``, ``TransformedTargetRegressor``, a search inside a
+    pipeline, and :class:`~skdp.pipeline.DPPipeline`. Every skdp fit
+    computes its curve from its parameters and the data's public sizes before
+    it reads a value, so the cost is found by fitting a clone on
+    *placeholders* with the shape, dtypes and column names of ``X``, each skdp
+    step charging a recorder instead of a budget: no value of ``X`` is read,
+    and nothing is charged. Of ``y``, only the label set is read, and only for
+    a classifier without a public ``classes``. Whether a ``ColumnTransformer``
+    stacks its output sparse depends on its density, which placeholders do not
+    have: a step that refuses sparse input is given the placeholders' output
+    dense, as the real fit gives it (a step's curve depends on the shape of
+    its input, not on its format).
+
+    The cost of a search is that of the whole search (its runs, scores and
+    refit); the cost of a pipeline is the composition of its skdp steps'
+    curves, each step counted whatever its ``budget``. Estimators whose cost
+    depends on the number of rows (DP-SGD with ``sampling_rate=None``) need
+    ``X`` with as many rows as the fit will have; a search's training part has
+    a random size, so its cost can differ from the charge by that much.
 
     Examples
     --------

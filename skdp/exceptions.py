@@ -20,6 +20,12 @@ class BudgetExceededError(ValueError):
 class LedgerMismatchError(OSError):
     """The ledger at a budget's address is not the ledger the budget was made with.
 
+    A copy of a ledger's file, a restored backup, or another database at the
+    same address would fork the spend, so the handle refuses to charge or read
+    it. Notes say how a handle recognises its ledger.
+
+    Notes
+    -----
     A handle knows a file ledger by the host and the file's device and inode,
     and a PostgreSQL ledger by its budget's row id and a random id written
     when the budget was created: a copy of the file, a restored backup,

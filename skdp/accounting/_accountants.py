@@ -276,16 +276,9 @@ def _leaf_plds(leaf, step, tail):
 class PLDAccountant(_Accountant):
     """The tightest (ε, δ) of a composition, from its privacy loss distribution.
 
-    Each mechanism's PLD is put on a grid pessimistically ("connect the
-    dots", Doroshenko et al. 2022) and the composition is one FFT per
-    mechanism (see :class:`~skdp.accounting.PrivacyLossDistribution`), so the
-    ε it reports is never below the exact one, and in practice within a
-    fraction of a percent of it. Under add/remove the Poisson-subsampled
-    Gaussian has different PLDs for adding and for removing a row: both
-    compositions are computed and the larger δ is taken (as dp-accounting
-    does); for the other mechanisms both are equal. A composition of plain
-    Gaussians alone is μ-GDP with μ = √(Σ 1/σ²) (Dong, Roth & Su 2022,
-    Cor. 3.3), which is exact and is used directly.
+    Each mechanism's privacy loss distribution is discretised pessimistically
+    and the composition is computed by FFT, so the ε it reports is never below
+    the exact one. Notes give the method and its sources.
 
     Parameters
     ----------
@@ -296,6 +289,19 @@ class PLDAccountant(_Accountant):
         loss by about 0.05% of its variance), with at most about 2¹⁹ cells.
     tail_bound : float in (0, 1e-3], default=1e-15
         Probability mass left out of the grid at each end (it is added to δ).
+
+    Notes
+    -----
+    Each mechanism's PLD is put on a grid pessimistically ("connect the
+    dots", Doroshenko et al. 2022) and the composition is one FFT per
+    mechanism (see :class:`~skdp.accounting.PrivacyLossDistribution`), so the
+    ε it reports is never below the exact one, and in practice within a
+    fraction of a percent of it. Under add/remove the Poisson-subsampled
+    Gaussian has different PLDs for adding and for removing a row: both
+    compositions are computed and the larger δ is taken (as dp-accounting
+    does); for the other mechanisms both are equal. A composition of plain
+    Gaussians alone is μ-GDP with μ = √(Σ 1/σ²) (Dong, Roth & Su 2022,
+    Cor. 3.3), which is exact and is used directly.
 
     Examples
     --------

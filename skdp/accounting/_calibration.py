@@ -104,16 +104,10 @@ def calibrate_noise_multiplier(
 ) -> float:
     """The smallest noise multiplier σ whose composed ε at ``delta`` is <= the target.
 
-    The privacy is that of :func:`poisson_subsampled_gaussian_rdp` (or
-    :func:`sampled_without_replacement_gaussian_rdp`) composed ``steps``
-    times, converted with CKS20 Prop. 12 on ``orders``. ε decreases in σ, so
-    the search keeps a bracket [lo, hi] with ε(lo) > target >= ε(hi), narrowed
-    in log σ by the Illinois variant of regula falsi until hi/lo − 1 <= rtol,
-    and returns hi. So the answer is always on the safe side (its ε is <= the
-    target) and within a factor (1 + rtol) of the smallest such σ. The one-step
-    RDP is computed once per σ and multiplied by ``steps``; for the plain
-    Gaussian (sampling_rate = 1 with Poisson sampling) σ is solved per order in
-    closed form.
+    The privacy is that of the subsampled Gaussian (Poisson sampling, or
+    sampling without replacement) composed ``steps`` times. The σ returned is
+    on the safe side (its ε is <= the target) and within a factor (1 + rtol)
+    of the smallest such σ; Notes describe the search.
 
     Parameters
     ----------
@@ -128,7 +122,7 @@ def calibrate_noise_multiplier(
     orders : array-like, optional
     rtol : float in [1e-12, 1e-2], default=1e-5
     accountant : {"tightest", "pld", "rdp"}, default="tightest"
-        ``"rdp"`` calibrates on the RDP curve as above. ``"pld"`` calibrates
+        ``"rdp"`` calibrates on the RDP curve (see Notes). ``"pld"`` calibrates
         with :class:`~skdp.accounting.PLDAccountant` instead (a smaller σ for
         the same target; ``orders`` is unused): the exact μ-GDP inverse for
         the plain Gaussian, otherwise the same bracketing search on the PLD's
@@ -140,6 +134,19 @@ def calibrate_noise_multiplier(
     Returns
     -------
     noise_multiplier : float
+
+    Notes
+    -----
+    The privacy is that of :func:`poisson_subsampled_gaussian_rdp` (or
+    :func:`sampled_without_replacement_gaussian_rdp`) composed ``steps``
+    times, converted with CKS20 Prop. 12 on ``orders``. ε decreases in σ, so
+    the search keeps a bracket [lo, hi] with ε(lo) > target >= ε(hi), narrowed
+    in log σ by the Illinois variant of regula falsi until hi/lo − 1 <= rtol,
+    and returns hi. So the answer is always on the safe side (its ε is <= the
+    target) and within a factor (1 + rtol) of the smallest such σ. The one-step
+    RDP is computed once per σ and multiplied by ``steps``; for the plain
+    Gaussian (sampling_rate = 1 with Poisson sampling) σ is solved per order in
+    closed form.
 
     Examples
     --------

@@ -29,19 +29,8 @@ class RDPCurve:
     compose by addition (Mironov 2017, Prop. 1), also across different
     mechanisms: ``curve_a + curve_b`` and ``k * curve``.
 
-    Two further parts make every kind of charge fit in one algebra:
-
-    - ``pure_epsilon``: a pure ε-DP bound, the RDP value at α = ∞
-      (``inf`` when there is none, as for the Gaussian). Pure bounds add up
-      (Dwork et al. 2006). The conversion to (ε, δ) returns the smaller of
-      this bound and the RDP conversion, so a ledger of pure ε-DP charges
-      also reports its exact sum at δ = 0.
-    - ``delta``: the δ of (ε, δ)-DP charges that have no RDP analysis. Such a
-      charge is δ-approximately ε-DP: outside an event of probability δ it is
-      ε-DP (Kairouz, Oh & Viswanath 2015, Thm. 3.4), and its RDP part is the
-      pure ε-DP curve. These δ add up under composition (Bun & Steinke 2016,
-      Def. 8.1 and Lemma 8.8), and the conversion to (ε, δ_total) spends
-      ``delta`` first: ε is converted at δ_total − ``delta``.
+    It also carries a pure ε-DP bound and the δ of charges that have no RDP
+    analysis (see Notes).
 
     Parameters
     ----------
@@ -64,6 +53,22 @@ class RDPCurve:
         accounted by its curve. The functions that build mechanism curves
         (:func:`gaussian_rdp`, :func:`laplace_rdp`,
         :func:`poisson_subsampled_gaussian_rdp`, ...) set it.
+
+    Notes
+    -----
+    Two further parts make every kind of charge fit in one algebra:
+
+    - ``pure_epsilon``: a pure ε-DP bound, the RDP value at α = ∞
+      (``inf`` when there is none, as for the Gaussian). Pure bounds add up
+      (Dwork et al. 2006). The conversion to (ε, δ) returns the smaller of
+      this bound and the RDP conversion, so a ledger of pure ε-DP charges
+      also reports its exact sum at δ = 0.
+    - ``delta``: the δ of (ε, δ)-DP charges that have no RDP analysis. Such a
+      charge is δ-approximately ε-DP: outside an event of probability δ it is
+      ε-DP (Kairouz, Oh & Viswanath 2015, Thm. 3.4), and its RDP part is the
+      pure ε-DP curve. These δ add up under composition (Bun & Steinke 2016,
+      Def. 8.1 and Lemma 8.8), and the conversion to (ε, δ_total) spends
+      ``delta`` first: ε is converted at δ_total − ``delta``.
 
     Examples
     --------

@@ -306,6 +306,27 @@ def private_selection_rdp(base: RDPCurve,
     its noisy score); the result is the curve of the whole search, which
     releases only the best run (by its score) and never K.
 
+    K follows a truncated negative binomial law (Papernot & Steinke 2022,
+    Thm. 2) or a Poisson law (Thm. 6); Notes give both bounds.
+
+    Parameters
+    ----------
+    base : RDPCurve
+        The curve of one run. Runs with different hyper-parameters are
+        covered by the maximum of their curves at each order (Rényi
+        divergence is jointly quasi-convex, van Erven & Harremoës 2014,
+        Thm. 13, so a run that picks its candidate at random independently
+        of the data is no worse than its worst candidate).
+    distribution : TruncatedNegativeBinomial or Poisson
+        The law of K.
+
+    Returns
+    -------
+    RDPCurve
+        On the orders of ``base``.
+
+    Notes
+    -----
     Truncated negative binomial K (Papernot & Steinke 2022, Thm. 2): if one
     run is (λ, ε(λ))-RDP for all λ on the grid, then for every λ on the grid
     and every λ̂ on the grid the search is (λ, ε'(λ))-RDP with::
@@ -326,22 +347,6 @@ def private_selection_rdp(base: RDPCurve,
 
     with ε̂ = log(1 + 1/(λ − 1)) (rounded down) and δ̂ the run's δ at ε̂ by
     :meth:`RDPCurve.delta_for` (Canonne, Kamath & Steinke 2020, Prop. 12).
-
-    Parameters
-    ----------
-    base : RDPCurve
-        The curve of one run. Runs with different hyper-parameters are
-        covered by the maximum of their curves at each order (Rényi
-        divergence is jointly quasi-convex, van Erven & Harremoës 2014,
-        Thm. 13, so a run that picks its candidate at random independently
-        of the data is no worse than its worst candidate).
-    distribution : TruncatedNegativeBinomial or Poisson
-        The law of K.
-
-    Returns
-    -------
-    RDPCurve
-        On the orders of ``base``.
 
     Examples
     --------

@@ -359,20 +359,9 @@ def poisson_subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: floa
     """RDP of the Poisson-subsampled Gaussian mechanism, composed ``steps`` times.
 
     Each step includes every row independently with probability
-    ``sampling_rate`` = q and adds Gaussian noise of std σ · (L2 sensitivity)
-    to a sum over the batch (DP-SGD). The RDP is exact (Mironov, Talwar &
-    Zhang 2019), under add/remove-one-row:
-
-    - integer α: the binomial sum of MTZ19 Sec. 3.2, written as
-      A_α − 1 = Σ_{k≥2} C(α,k)(1−q)^{α−k} q^k expm1(k(k−1)/(2σ²)), a sum of
-      non-negative terms in log space, then log A_α = log1p(A_α − 1);
-    - fractional α: the two convergent series of MTZ19 Sec. 3.3 with an
-      adaptive number of terms and their truncation and rounding errors added
-      (so the value is an upper bound), capped by the exact value at ⌈α⌉
-      (RDP is non-decreasing in α: van Erven & Harremoës 2014, Thm. 3).
-
-    q = 1 gives the plain Gaussian α/(2σ²) exactly, and q = 0 gives zero.
-    Composition over ``steps`` adds up (Mironov 2017, Prop. 1).
+    ``sampling_rate`` and adds Gaussian noise of std σ · (L2 sensitivity) to a
+    sum over the batch (DP-SGD). The curve is exact (Mironov, Talwar & Zhang
+    2019) under add/remove-one-row; Notes give its computation.
 
     Parameters
     ----------
@@ -388,6 +377,24 @@ def poisson_subsampled_gaussian_rdp(sampling_rate: float, noise_multiplier: floa
     Returns
     -------
     RDPCurve
+
+    Notes
+    -----
+    Each step includes every row independently with probability
+    ``sampling_rate`` = q and adds Gaussian noise of std σ · (L2 sensitivity)
+    to a sum over the batch (DP-SGD). The RDP is exact (Mironov, Talwar &
+    Zhang 2019), under add/remove-one-row:
+
+    - integer α: the binomial sum of MTZ19 Sec. 3.2, written as
+      A_α − 1 = Σ_{k≥2} C(α,k)(1−q)^{α−k} q^k expm1(k(k−1)/(2σ²)), a sum of
+      non-negative terms in log space, then log A_α = log1p(A_α − 1);
+    - fractional α: the two convergent series of MTZ19 Sec. 3.3 with an
+      adaptive number of terms and their truncation and rounding errors added
+      (so the value is an upper bound), capped by the exact value at ⌈α⌉
+      (RDP is non-decreasing in α: van Erven & Harremoës 2014, Thm. 3).
+
+    q = 1 gives the plain Gaussian α/(2σ²) exactly, and q = 0 gives zero.
+    Composition over ``steps`` adds up (Mironov 2017, Prop. 1).
 
     Examples
     --------
@@ -503,18 +510,10 @@ def sampled_without_replacement_gaussian_rdp(
 ) -> RDPCurve:
     """RDP of the Gaussian mechanism on fixed-size batches sampled without replacement.
 
-    Each step uses a uniformly random batch of m = γ·n rows and adds Gaussian
-    noise of std σ · C to a sum of per-row terms clipped to norm C. Uses the
-    general upper bound of Wang, Balle & Kasiviswanathan 2019 (AISTATS),
-    Thm. 9, at integer orders. At a fractional α it uses the bound at ⌈α⌉,
-    which is valid because RDP is non-decreasing in α (van Erven &
-    Harremoës 2014, Thm. 3).
-
-    WBK19 analyse replace-one neighbours (the batch size is fixed), while
-    ``noise_multiplier`` follows skdp's convention (σ relative to the
-    add/remove sensitivity C). Replacing a row moves the sum by up to 2C, so
-    the base Gaussian is evaluated with replace-one multiplier σ/2, i.e. with
-    RDP α/(2(σ/2)²) = 2α/σ². The result is never above that base curve.
+    Each step sums per-row terms clipped to norm C over a uniformly random
+    batch of fixed size and adds Gaussian noise of std σ · C. The bound is that
+    of Wang, Balle & Kasiviswanathan 2019, Thm. 9, converted from replace-one
+    to skdp's add/remove neighbours (see Notes).
 
     Parameters
     ----------
@@ -528,6 +527,21 @@ def sampled_without_replacement_gaussian_rdp(
     Returns
     -------
     RDPCurve
+
+    Notes
+    -----
+    Each step uses a uniformly random batch of m = γ·n rows and adds Gaussian
+    noise of std σ · C to a sum of per-row terms clipped to norm C. Uses the
+    general upper bound of Wang, Balle & Kasiviswanathan 2019 (AISTATS),
+    Thm. 9, at integer orders. At a fractional α it uses the bound at ⌈α⌉,
+    which is valid because RDP is non-decreasing in α (van Erven &
+    Harremoës 2014, Thm. 3).
+
+    WBK19 analyse replace-one neighbours (the batch size is fixed), while
+    ``noise_multiplier`` follows skdp's convention (σ relative to the
+    add/remove sensitivity C). Replacing a row moves the sum by up to 2C, so
+    the base Gaussian is evaluated with replace-one multiplier σ/2, i.e. with
+    RDP α/(2(σ/2)²) = 2α/σ². The result is never above that base curve.
 
     Examples
     --------

@@ -118,6 +118,48 @@ def _temporary_ledger():
 class PrivacyBudget:
     """One shared privacy budget, composed by the tightest accountant and capped at (ε, δ).
 
+    Copies, clones and pickles of a budget are handles to the same ledger (an
+    SQLite file, or a PostgreSQL database), so every fit in a pipeline, a
+    search or a worker process charges the one budget. Each :meth:`charge` is
+    one transaction: it records the charge only if the composed spend stays
+    within the cap, and otherwise raises :class:`~skdp.BudgetExceededError`
+    and records nothing. Notes describe the ledger and the accountants.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        The cap on the total ε. ``inf`` records charges without a cap.
+    delta : float in [0, 1)
+        The δ at which the total is converted to ε.
+    ledger : str or os.PathLike, default=None
+        Path of the ledger file. ``None`` creates a temporary ledger that lives
+        as long as this Python process. With a path the spend is durable: a
+        budget opened again on the same file continues where it stopped. The
+        file stores ε, δ and the orders, and opening it with other values
+        raises ``ValueError``; :meth:`open` reopens it with its own. A
+        ``postgresql://`` URL puts the ledger on a PostgreSQL server, for
+        workers on many machines, with the same contract; its ``budget``
+        parameter names the budget in the database (``default`` when absent),
+        so several live side by side. It needs psycopg 3
+        (``pip install 'skdp[postgres]'``); see the user guide's page on
+        clusters.
+    orders : array-like of float, default=None
+        The Rényi orders of the composition; ``None`` is
+        :data:`skdp.accounting.DEFAULT_ORDERS`.
+    accountant : {"tightest", "pld", "rdp"}, default="tightest"
+        How the charges are composed into ε (see Notes).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The cap.
+    path : str
+        The ledger file, or the PostgreSQL URL with its password hidden.
+    orders : ndarray
+        The Rényi orders.
+
+    Notes
+    -----
     A ``PrivacyBudget`` is a *handle* to a ledger that records every charge:
     an SQLite file, or a budget in a PostgreSQL database. Copies, clones and
     pickles of a budget all refer to the same ledger, so every estimator
@@ -173,39 +215,6 @@ class PrivacyBudget:
     (:func:`~skdp.accounting.approximate_dp_rdp`) add their δ up separately:
     they are first subtracted from the budget's δ, and the RDP part is
     converted at what remains.
-
-    Parameters
-    ----------
-    epsilon : float > 0
-        The cap on the total ε. ``inf`` records charges without a cap.
-    delta : float in [0, 1)
-        The δ at which the total is converted to ε.
-    ledger : str or os.PathLike, default=None
-        Path of the ledger file. ``None`` creates a temporary ledger that lives
-        as long as this Python process. With a path the spend is durable: a
-        budget opened again on the same file continues where it stopped. The
-        file stores ε, δ and the orders, and opening it with other values
-        raises ``ValueError``; :meth:`open` reopens it with its own. A
-        ``postgresql://`` URL puts the ledger on a PostgreSQL server, for
-        workers on many machines, with the same contract; its ``budget``
-        parameter names the budget in the database (``default`` when absent),
-        so several live side by side. It needs psycopg 3
-        (``pip install 'skdp[postgres]'``); see the user guide's page on
-        clusters.
-    orders : array-like of float, default=None
-        The Rényi orders of the composition; ``None`` is
-        :data:`skdp.accounting.DEFAULT_ORDERS`.
-    accountant : {"tightest", "pld", "rdp"}, default="tightest"
-        How the charges are composed into ε (see above).
-
-    Attributes
-    ----------
-    epsilon, delta : float
-        The cap.
-    path : str
-        The ledger file, or the PostgreSQL URL with its password hidden.
-    orders : ndarray
-        The Rényi orders.
 
     Examples
     --------

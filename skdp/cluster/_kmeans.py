@@ -185,6 +185,49 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
                BaseEstimator):
     """K-means clustering with differential privacy: a private tree coreset, then noisy Lloyd steps.
 
+    The fit is one Gaussian mechanism at (``epsilon``, ``delta``), charged
+    once: a noisy count, a private coreset that seeds the centres, and noisy
+    Lloyd steps; without public ``bounds``, half of ``epsilon`` releases
+    private ones in the same charge. Notes give the algorithm and its shares.
+
+    Parameters
+    ----------
+    n_clusters : int >= 1, default=8
+    init : {"private", "random"} or array of shape (n_clusters, n_features), default="private"
+    max_iter : "auto" or int >= 1, default="auto"
+        Lloyd steps at finite ε, all run (each costs privacy); the most
+        iterations at ``epsilon=inf`` (``"auto"``: 300).
+    bounds : tuple (lower, upper) or None, default=None
+    epsilon : float > 0, default=1.0
+    delta : float in (0, 1), default=1e-5
+    budget : PrivacyBudget or None, default=None
+    random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters), the
+        seeding, the number of Lloyd steps (``n_iter_``) and one line per
+        step with the elapsed time; nothing computed on the training rows
+        without noise.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    n_iter_ : int
+        The Lloyd steps run (scikit-learn's iterations at ``epsilon=inf``).
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+    labels_ : ndarray of shape (n_samples,)
+        Only with ``epsilon=inf``.
+    inertia_ : float
+        Only with ``epsilon=inf``.
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
     Like :class:`sklearn.cluster.KMeans`. Rows are clipped to the box
     ``bounds`` and centred at its midpoint c, so a row's L2 norm is at most
     H, the box's half-diagonal. The fit is one Gaussian mechanism at
@@ -228,42 +271,6 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     rows' ``labels_`` are kept only there: at finite ε a private inertia
     would need more budget, and the labels are one output per person.
     ``fit_predict`` returns them without storing them.
-
-    Parameters
-    ----------
-    n_clusters : int >= 1, default=8
-    init : {"private", "random"} or array of shape (n_clusters, n_features), default="private"
-    max_iter : "auto" or int >= 1, default="auto"
-        Lloyd steps at finite ε, all run (each costs privacy); the most
-        iterations at ``epsilon=inf`` (``"auto"``: 300).
-    bounds : tuple (lower, upper) or None, default=None
-    epsilon : float > 0, default=1.0
-    delta : float in (0, 1), default=1e-5
-    budget : PrivacyBudget or None, default=None
-    random_state : int, numpy Generator or None, default=None
-    secure : bool, default=False
-        Draw every random number of the fit from the operating system's
-        CSPRNG instead of numpy's generator; ``random_state`` must then be
-        None. See :ref:`secure_randomness`.
-    verbose : int, default=0
-        When > 0, print the charge (ε and δ spent, from the parameters), the
-        seeding, the number of Lloyd steps (``n_iter_``) and one line per
-        step with the elapsed time; nothing computed on the training rows
-        without noise.
-
-    Attributes
-    ----------
-    cluster_centers_ : ndarray of shape (n_clusters, n_features)
-    n_iter_ : int
-        The Lloyd steps run (scikit-learn's iterations at ``epsilon=inf``).
-    bounds_ : tuple of two ndarrays of shape (n_features,)
-    labels_ : ndarray of shape (n_samples,)
-        Only with ``epsilon=inf``.
-    inertia_ : float
-        Only with ``epsilon=inf``.
-    privacy_curve_, epsilon_spent_, delta_spent_
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
 
     Examples
     --------

@@ -150,9 +150,69 @@ def noise_scales(delta, noise, C, S):
 class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Principal component analysis with differential privacy (Analyze Gauss).
 
+    One Gaussian vector (Laplace noise with ``delta=0``) releases the count,
+    the sum and the second moment matrix of the clipped, centred rows; the
+    components are post-processing. The fit charges the budget once, with
+    private bounds in the same charge when none are given. Notes give the
+    mechanism, the norm bound and the bounds.
+
+    Parameters
+    ----------
+    n_components : int, float in (0, 1) or None, default=None
+        Number of components kept; a float keeps the fewest components whose
+        noisy explained variance ratio reaches it; ``None`` keeps all
+        ``n_features`` (the number of rows is private).
+    whiten : bool, default=False
+        Scale the projections by 1/√``explained_variance_``.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features (scalars or arrays of shape
+        (n_features,)); ``None``: estimated privately with 0.75 of ``epsilon``
+        (half with ``delta=0``).
+    data_norm : float > 0 or None, default=None
+        Public bound of the L2 norm of a row (see Notes); ``None``: a private
+        0.8 quantile of the rows' norms about the box's midpoint (the box's
+        half-diagonal with ``delta=0``).
+    epsilon : float > 0, default=1.0
+    delta : float in [0, 1), default=1e-5
+        0 gives pure ε-DP with Laplace noise (see Notes).
+    budget : PrivacyBudget or None, default=None
+    random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters) and
+        one line per step of the fit (the released bounds, the noisy
+        covariance, its eigendecomposition) with the elapsed time; nothing
+        computed on the training rows without noise.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+    explained_variance_ : ndarray of shape (n_components,)
+        Noisy eigenvalues of the covariance of the clipped rows, floored at 0.
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        ``explained_variance_`` over the sum of all noisy eigenvalues (floored at 0).
+    singular_values_ : ndarray of shape (n_components,)
+        √(``explained_variance_`` · (ñ − 1)), ñ the noisy count.
+    mean_ : ndarray of shape (n_features,)
+    noise_variance_ : float
+        Mean of the discarded noisy eigenvalues (0 when none is discarded).
+    n_components_ : int
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+    data_norm_ : float
+        The norm C rows were scaled down to (about the box's midpoint without
+        ``data_norm``, about 0 with it); ``transform`` does the same.
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
     Like :class:`sklearn.decomposition.PCA`. Rows are clipped to the box
     ``bounds``, centred at a public point c, and of L2 norm at most C
-    (see ``data_norm`` below). One Gaussian vector then releases the count of
+    (see ``data_norm``). One Gaussian vector then releases the count of
     rows, the sum of the centred rows and their second moment matrix
     Σ yyᵀ as its diagonal and √2 × its upper triangle (Analyze Gauss:
     Dwork, Talwar, Thakurta & Zhang 2014, Alg. 1, symmetric noise; one row
@@ -198,58 +258,6 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     rows as the fit did. With ``epsilon=inf`` the fit is scikit-learn's
     ``PCA(svd_solver="full")`` on the clipped data (on the data itself
     without bounds).
-
-    Parameters
-    ----------
-    n_components : int, float in (0, 1) or None, default=None
-        Number of components kept; a float keeps the fewest components whose
-        noisy explained variance ratio reaches it; ``None`` keeps all
-        ``n_features`` (the number of rows is private).
-    whiten : bool, default=False
-        Scale the projections by 1/√``explained_variance_``.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays of shape
-        (n_features,)); ``None``: estimated privately with 0.75 of ``epsilon``
-        (half with ``delta=0``).
-    data_norm : float > 0 or None, default=None
-        Public bound of the L2 norm of a row (see above); ``None``: a private
-        0.8 quantile of the rows' norms about the box's midpoint (the box's
-        half-diagonal with ``delta=0``).
-    epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=1e-5
-        0 gives pure ε-DP with Laplace noise (see above).
-    budget : PrivacyBudget or None, default=None
-    random_state : int, numpy Generator or None, default=None
-    secure : bool, default=False
-        Draw every random number of the fit from the operating system's
-        CSPRNG instead of numpy's generator; ``random_state`` must then be
-        None. See :ref:`secure_randomness`.
-    verbose : int, default=0
-        When > 0, print the charge (ε and δ spent, from the parameters) and
-        one line per step of the fit (the released bounds, the noisy
-        covariance, its eigendecomposition) with the elapsed time; nothing
-        computed on the training rows without noise.
-
-    Attributes
-    ----------
-    components_ : ndarray of shape (n_components, n_features)
-    explained_variance_ : ndarray of shape (n_components,)
-        Noisy eigenvalues of the covariance of the clipped rows, floored at 0.
-    explained_variance_ratio_ : ndarray of shape (n_components,)
-        ``explained_variance_`` over the sum of all noisy eigenvalues (floored at 0).
-    singular_values_ : ndarray of shape (n_components,)
-        √(``explained_variance_`` · (ñ − 1)), ñ the noisy count.
-    mean_ : ndarray of shape (n_features,)
-    noise_variance_ : float
-        Mean of the discarded noisy eigenvalues (0 when none is discarded).
-    n_components_ : int
-    bounds_ : tuple of two ndarrays of shape (n_features,)
-    data_norm_ : float
-        The norm C rows were scaled down to (about the box's midpoint without
-        ``data_norm``, about 0 with it); ``transform`` does the same.
-    privacy_curve_, epsilon_spent_, delta_spent_
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
 
     Examples
     --------

@@ -23,26 +23,10 @@ __all__ = ["DPRandomForestClassifier"]
 class DPRandomForestClassifier(_BaseCountTrees):
     """A random forest classifier with differential privacy.
 
-    ``n_estimators`` trees of :class:`~skdp.tree.DPDecisionTreeClassifier`,
-    each on all the rows with 1/``n_estimators`` of the fit's zCDP ρ, each
-    node choosing among ``max_features`` features drawn at random (public
-    randomness, as Breiman's forests); the predicted probabilities are the
-    mean of the trees' leaf frequencies. The trees compose: n trees of ρ/n
-    each are ρ-zCDP (Bun & Steinke 2016, Lemma 2.3), ρ calibrated to (ε, δ)
-    and charged once before any value is read. Every tree sees every row:
-    under zCDP that beats disjoint subsets (each tree's signal falls by n
-    while its noise falls by √n only).
-
-    Defaults (10 trees of depth 6, √d features per node) measured at ε = 1
-    on Adult, breast cancer, fair and digits (benchmarks/bench_trees.py):
-    above diffprivlib's forest on each, below the boosted trees except on
-    digits (10 classes).
-
-    Missing values (NaN) are handled as by the tree: each split sends them
-    to the side the exponential mechanism chose with the threshold.
-
-    With ``epsilon=inf``: Gini splits among the drawn features and exact
-    leaf frequencies, without bootstrap.
+    ``n_estimators`` private trees, each on all the rows with an equal share of
+    the fit's zCDP ρ, calibrated to (``epsilon``, ``delta``) and charged once
+    before any value is read. Notes give the analysis and the measured
+    defaults.
 
     Parameters
     ----------
@@ -74,6 +58,29 @@ random_state, secure
         and averaged, as scikit-learn's forests.
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
+
+    Notes
+    -----
+    ``n_estimators`` trees of :class:`~skdp.tree.DPDecisionTreeClassifier`,
+    each on all the rows with 1/``n_estimators`` of the fit's zCDP ρ, each
+    node choosing among ``max_features`` features drawn at random (public
+    randomness, as Breiman's forests); the predicted probabilities are the
+    mean of the trees' leaf frequencies. The trees compose: n trees of ρ/n
+    each are ρ-zCDP (Bun & Steinke 2016, Lemma 2.3), ρ calibrated to (ε, δ)
+    and charged once before any value is read. Every tree sees every row:
+    under zCDP that beats disjoint subsets (each tree's signal falls by n
+    while its noise falls by √n only).
+
+    Defaults (10 trees of depth 6, √d features per node) measured at ε = 1
+    on Adult, breast cancer, fair and digits (benchmarks/bench_trees.py):
+    above diffprivlib's forest on each, below the boosted trees except on
+    digits (10 classes).
+
+    Missing values (NaN) are handled as by the tree: each split sends them
+    to the side the exponential mechanism chose with the threshold.
+
+    With ``epsilon=inf``: Gini splits among the drawn features and exact
+    leaf frequencies, without bootstrap.
 
     Examples
     --------

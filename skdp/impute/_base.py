@@ -35,42 +35,10 @@ _MAX_CANDIDATES = 10_000
 class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Replace missing values (NaN) by a DP statistic of each feature.
 
-    Like :class:`sklearn.impute.SimpleImputer` with ``missing_values=np.nan``.
-    NaN is allowed in X here (it marks a missing value); infinities are not.
-    For each feature the statistic is computed privately from its observed
-    values, clipped to the ``bounds``; ``epsilon`` is split evenly over the
-    features and the fit charges the composed curve once (pure ε-DP;
-    ``"mean"`` with ``delta > 0`` is (ε, δ)-DP, see ``delta``):
-
-    - ``"mean"``: DP mean of :mod:`skdp.stats` (a noisy count of the observed
-      values and a noisy sum). The number of observed, hence of missing,
-      values is private: it is only used noised, never released.
-    - ``"median"``: DP median (exponential mechanism, Smith 2011).
-    - ``"most_frequent"``: the largest count of a DP histogram over public
-      candidate values ``categories`` (default: the integers within the
-      bounds); each observed value counts for its nearest candidate, ties
-      go to the smallest candidate, as in scikit-learn.
-    - ``"constant"``: ``fill_value``; reads nothing and charges
-      :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
-
-    Bounds: public bounds (known from the data's meaning, never read from
-    it) are the best choice: they cost nothing. Without them
-    (``bounds=None``, the default) ``"mean"`` and ``"median"`` first release
-    private bounds of each feature's observed values with half of
-    ``epsilon`` (:func:`skdp.stats.bounds`: a noisy log-scale histogram,
-    within a factor 2 of the data's range; a feature none of whose bins
-    stands out of the noise gets (0, 0), so its fill value is 0), and the
-    statistics take the rest, composed into the fit's one charge (see
-    :ref:`bounds`). ``"most_frequent"`` needs no bounds when ``categories``
-    are given (each value counts for its nearest candidate), and refuses to
-    fit without both, before any charge. With ``epsilon=inf`` no bounds are
-    needed (scikit-learn's statistics).
-
-    Unlike scikit-learn, features with no observed value are never dropped
-    (dropping them would reveal that every value is missing); like
-    scikit-learn's ``keep_empty_features=True`` they are kept. With
-    ``epsilon=inf`` the statistics equal scikit-learn's (for data in the
-    bounds and no all-missing feature).
+    Each feature's statistic (mean, median, most frequent value or a constant)
+    is computed privately from its observed values, clipped to the ``bounds``;
+    ``epsilon`` is split evenly over the features and the fit charges the
+    budget once. Notes give each strategy's mechanism and the bounds.
 
     Parameters
     ----------
@@ -79,7 +47,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     strategy : {"mean", "median", "most_frequent", "constant"}, default="mean"
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (not needed for ``"constant"``).
-        ``None``: estimated privately (see above); public bounds are better.
+        ``None``: estimated privately (see Notes); public bounds are better.
     categories : array-like or list of array-like, default=None
         Public candidate values for ``"most_frequent"``: one array for every
         feature, or one per feature. ``None``: the integers within the bounds.
@@ -88,7 +56,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
         The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). 0: pure ε-DP, as
-        described above. δ > 0, strategy
+        described in Notes. δ > 0, strategy
         ``"mean"``: (ε, δ)-DP (a weaker, approximate guarantee) from one
         Gaussian vector over the d counts and d sums with their joint L2
         sensitivity (noise std ∝ √d instead of d for the Laplace split), z
@@ -141,6 +109,45 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Like :class:`sklearn.impute.SimpleImputer` with ``missing_values=np.nan``.
+    NaN is allowed in X here (it marks a missing value); infinities are not.
+    For each feature the statistic is computed privately from its observed
+    values, clipped to the ``bounds``; ``epsilon`` is split evenly over the
+    features and the fit charges the composed curve once (pure ε-DP;
+    ``"mean"`` with ``delta > 0`` is (ε, δ)-DP, see ``delta``):
+
+    - ``"mean"``: DP mean of :mod:`skdp.stats` (a noisy count of the observed
+      values and a noisy sum). The number of observed, hence of missing,
+      values is private: it is only used noised, never released.
+    - ``"median"``: DP median (exponential mechanism, Smith 2011).
+    - ``"most_frequent"``: the largest count of a DP histogram over public
+      candidate values ``categories`` (default: the integers within the
+      bounds); each observed value counts for its nearest candidate, ties
+      go to the smallest candidate, as in scikit-learn.
+    - ``"constant"``: ``fill_value``; reads nothing and charges
+      :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
+
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) ``"mean"`` and ``"median"`` first release
+    private bounds of each feature's observed values with half of
+    ``epsilon`` (:func:`skdp.stats.bounds`: a noisy log-scale histogram,
+    within a factor 2 of the data's range; a feature none of whose bins
+    stands out of the noise gets (0, 0), so its fill value is 0), and the
+    statistics take the rest, composed into the fit's one charge (see
+    :ref:`bounds`). ``"most_frequent"`` needs no bounds when ``categories``
+    are given (each value counts for its nearest candidate), and refuses to
+    fit without both, before any charge. With ``epsilon=inf`` no bounds are
+    needed (scikit-learn's statistics).
+
+    Unlike scikit-learn, features with no observed value are never dropped
+    (dropping them would reveal that every value is missing); like
+    scikit-learn's ``keep_empty_features=True`` they are kept. With
+    ``epsilon=inf`` the statistics equal scikit-learn's (for data in the
+    bounds and no all-missing feature).
 
     Examples
     --------

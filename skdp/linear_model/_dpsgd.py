@@ -526,18 +526,9 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
 
     Linear by default; a neural network when ``hidden_layer_sizes`` is given.
     Same engine as :class:`DPSGDClassifier` (see :mod:`skdp._dpsgd`).
-
-    Targets are clipped to the bounds ``bounds_y`` and rescaled to [-1, 1]
-    with them; predictions are mapped back. Public bounds (chosen without
-    looking at the data) are best. Without them a private fit first releases
-    private bounds of the target (:func:`skdp.stats.bounds`, a noisy
-    log-scale histogram, within a factor 2 of the range) with
-    a tenth of ε, composed into the fit's one charge;
-    they are never read from ``y`` without noise. The released range is
-    never a single point, and takes in a neighbouring bin that holds a
-    large noisy share of the rows; where no bin stands out of the noise it
-    rests on the largest noisy counts and the fit warns
-    (:class:`~skdp.NoisyEstimateWarning`; see :mod:`skdp.stats._range`).
+    Targets are clipped to ``bounds_y`` and rescaled to [-1, 1]; without
+    public bounds a tenth of ε releases private ones, in the fit's one
+    charge (see Notes).
 
     Parameters
     ----------
@@ -546,7 +537,7 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         + _COMMON_PARAMS_DOC
         + """    bounds_y : tuple (lower, upper) or None, default=None
         Public bounds of the target. ``None``: estimated privately with a
-        tenth of ``epsilon`` (see above; needs a finite ``epsilon``), or the
+        tenth of ``epsilon`` (see Notes; needs a finite ``epsilon``), or the
         exact range at ``epsilon=inf`` without ``noise_multiplier``.
     huber_threshold : float > 0, default=0.1
         Where the Huber loss turns linear, in units of the rescaled target
@@ -562,6 +553,18 @@ class DPSGDRegressor(RegressorMixin, _BaseDPSGD):
         estimate, or the exact range at ``epsilon=inf`` without bounds."""
         + _COMMON_ATTRS_DOC
         + """
+    Targets are clipped to the bounds ``bounds_y`` and rescaled to [-1, 1]
+    with them; predictions are mapped back. Public bounds (chosen without
+    looking at the data) are best. Without them a private fit first releases
+    private bounds of the target (:func:`skdp.stats.bounds`, a noisy
+    log-scale histogram, within a factor 2 of the range) with
+    a tenth of ε, composed into the fit's one charge;
+    they are never read from ``y`` without noise. The released range is
+    never a single point, and takes in a neighbouring bin that holds a
+    large noisy share of the rows; where no bin stands out of the noise it
+    rests on the largest noisy counts and the fit warns
+    (:class:`~skdp.NoisyEstimateWarning`; see :mod:`skdp.stats._range`).
+
     Examples
     --------
     >>> import numpy as np

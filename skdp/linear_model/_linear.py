@@ -182,6 +182,78 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     the statistics XᵀX, Xᵀy (and, with an intercept, the count n and the
     column sums) followed by a least-squares solve, which is post-processing.
 
+    The fit charges the budget once, with the Gaussian curve of (``epsilon``,
+    ``delta``); without public bounds, half of ε releases private ones in the
+    same charge. Notes give the clipping, the sensitivity, the ridge and when
+    to prefer DP-SGD.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        ε of the fit. ``inf`` adds no noise and charges
+        :meth:`RDPCurve.non_private <skdp.accounting.RDPCurve.non_private>`.
+    delta : float in (0, 1), default=1e-5
+        δ of the fit.
+    bounds_X : tuple (lower, upper) or None, default=None
+        Public bounds on the features: scalars or arrays of shape
+        (n_features,); never read from the data. Giving both ``bounds_X`` and
+        ``data_norm`` is best when both are known. With neither, the fit
+        releases private bounds first (see **Without public bounds**).
+    bounds_y : tuple (lower, upper) or None, default=None
+        Public bounds on the target. ``None``: released privately with the
+        features' (see **Without public bounds**).
+    data_norm : float > 0 or None, default=None
+        Public bound on the L2 norm of a row of X (after the box clip). Rows
+        with a larger norm are scaled down to it, at fit and at predict.
+        None: the bound implied by ``bounds_X`` (around its midpoint with an
+        intercept). With all the columns of
+        :func:`skdp.datasets.adult_preprocessor` use
+        ``adult_schema()["max_row_norm"]`` (√14); with one numeric column
+        taken out as the target, √13.
+    fit_intercept : bool, default=True
+        Fit an intercept, as an extra column of ones in the design.
+    ridge : "auto" or float >= 0, default="auto"
+        The ridge λ added to the noisy XᵀX (see Notes): "auto" is a function
+        of public parameters and the released noisy matrix only. It shrinks
+        the coefficients towards 0 and the intercept towards the noisy mean
+        of the target.
+    budget : PrivacyBudget or None, default=None
+        The shared budget to charge.
+    random_state : int, numpy Generator or None, default=None
+        Source of the noise; ``None`` draws OS entropy.
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    noise_multiplier_ : float
+        σ (``0.0`` when ``epsilon=inf``).
+    sensitivity_ : float
+        Δ, the L2 sensitivity of the released statistics (of the mapped
+        target y').
+    ridge_ : float
+        λ used in the solve.
+    data_norm_ : float
+        The norm to which rows (centred at the box's midpoint when it comes
+        from ``bounds_X``) are scaled at fit and predict.
+    bounds_X_ : tuple of two ndarrays or None
+        The box rows are clipped to: ``bounds_X``, the private estimate, or
+        ``None`` (``data_norm`` alone).
+    bounds_y_ : tuple of two floats
+        The bounds the target is clipped to: ``bounds_y`` or the private
+        estimate.
+    privacy_curve_, epsilon_spent_, delta_spent_
+        What the fit charged; see :class:`skdp._base.DPEstimatorMixin`.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names.
+
+    Notes
+    -----
     **Clipping, at fit and at predict.** Each row is first clipped to the
     public box ``bounds_X`` (values outside it are moved to the nearest
     bound); then, when ``data_norm`` is given, scaled down to L2 norm at most
@@ -296,71 +368,6 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Floating-point noise is attackable when noisy values are released
     directly (Mironov 2012); here only the solved coefficients are released.
-
-    Parameters
-    ----------
-    epsilon : float > 0, default=1.0
-        ε of the fit. ``inf`` adds no noise and charges
-        :meth:`RDPCurve.non_private <skdp.accounting.RDPCurve.non_private>`.
-    delta : float in (0, 1), default=1e-5
-        δ of the fit.
-    bounds_X : tuple (lower, upper) or None, default=None
-        Public bounds on the features: scalars or arrays of shape
-        (n_features,); never read from the data. Giving both ``bounds_X`` and
-        ``data_norm`` is best when both are known. With neither, the fit
-        releases private bounds first (see **Without public bounds**).
-    bounds_y : tuple (lower, upper) or None, default=None
-        Public bounds on the target. ``None``: released privately with the
-        features' (see **Without public bounds**).
-    data_norm : float > 0 or None, default=None
-        Public bound on the L2 norm of a row of X (after the box clip). Rows
-        with a larger norm are scaled down to it, at fit and at predict.
-        None: the bound implied by ``bounds_X`` (around its midpoint with an
-        intercept). With all the columns of
-        :func:`skdp.datasets.adult_preprocessor` use
-        ``adult_schema()["max_row_norm"]`` (√14); with one numeric column
-        taken out as the target, √13.
-    fit_intercept : bool, default=True
-        Fit an intercept, as an extra column of ones in the design.
-    ridge : "auto" or float >= 0, default="auto"
-        The ridge λ added to the noisy XᵀX (see above): "auto" is a function
-        of public parameters and the released noisy matrix only. It shrinks
-        the coefficients towards 0 and the intercept towards the noisy mean
-        of the target.
-    budget : PrivacyBudget or None, default=None
-        The shared budget to charge.
-    random_state : int, numpy Generator or None, default=None
-        Source of the noise; ``None`` draws OS entropy.
-    secure : bool, default=False
-        Draw every random number of the fit from the operating system's
-        CSPRNG instead of numpy's generator; ``random_state`` must then be
-        None. See :ref:`secure_randomness`.
-
-    Attributes
-    ----------
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
-    noise_multiplier_ : float
-        σ (``0.0`` when ``epsilon=inf``).
-    sensitivity_ : float
-        Δ, the L2 sensitivity of the released statistics (of the mapped
-        target y').
-    ridge_ : float
-        λ used in the solve.
-    data_norm_ : float
-        The norm to which rows (centred at the box's midpoint when it comes
-        from ``bounds_X``) are scaled at fit and predict.
-    bounds_X_ : tuple of two ndarrays or None
-        The box rows are clipped to: ``bounds_X``, the private estimate, or
-        ``None`` (``data_norm`` alone).
-    bounds_y_ : tuple of two floats
-        The bounds the target is clipped to: ``bounds_y`` or the private
-        estimate.
-    privacy_curve_, epsilon_spent_, delta_spent_
-        What the fit charged; see :class:`skdp._base.DPEstimatorMixin`.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
-        Only when X has string feature names.
 
     Examples
     --------

@@ -93,6 +93,78 @@ def _preconditioned(n_hat, sigma_grad, width):
 class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Differentially private L2-regularised logistic regression, with no tuning.
 
+    It runs noisy full-batch gradient descent (DP-GD) on scikit-learn's
+    objective, with a schedule set from public parameters and a noisy row
+    count, so there is nothing to tune. A fit charges the budget once, before
+    reading the data: (ε, δ) in all, for Gaussian noise on the count and the
+    gradients, plus a private estimate of the row norm when neither
+    ``data_norm`` nor ``bounds_X`` is given. Notes describe the algorithm, its
+    privacy analysis and its measured accuracy.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+        Privacy parameter ε; ``inf`` gives the non-private model.
+    delta : float in (0, 1), default=1e-5
+        Privacy parameter δ (Gaussian noise needs δ > 0 for finite ε).
+    C : float > 0, default=1.0
+        Inverse regularisation strength, as in scikit-learn.
+    data_norm : float > 0 or None, default=None
+        Public bound on the L2 norm of a row of X (after the box clip). Rows
+        with a larger norm are scaled down to it, at fit and at predict; it
+        is never read from the data. With :func:`skdp.datasets.adult_preprocessor`
+        use ``adult_schema()["max_row_norm"]`` (√14). None: the box's bound
+        if ``bounds_X`` is given, else a private estimate (see Notes).
+    bounds_X : tuple (lower, upper) or None, default=None
+        Public bounds on the features (scalars or arrays of shape
+        (n_features,)); rows are clipped to them at fit and at predict.
+    fit_intercept : bool, default=True
+        Learn an intercept (not penalised). It counts as a feature of value 1
+        in the sensitivity.
+    classes : array-like, default=None
+        The public list of class labels. If None they are read from y, which
+        reveals which labels occur, with a :class:`~skdp.PrivacyLeakWarning`;
+        labels of y not in ``classes`` raise an error.
+    max_iter : int >= 1 or "auto", default="auto"
+        Number of noisy gradient steps T; "auto" picks it from the noisy
+        count (see Notes). Any T costs the same. Changing it is tuning: it
+        costs privacy if chosen by looking at results.
+    budget : PrivacyBudget, default=None
+        Shared budget charged once per fit, before the data's values are read.
+    random_state : None, int or numpy Generator, default=None
+        Seed of the noise; None draws OS entropy.
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        When > 0, print the charge (ε and δ spent, from the parameters), the
+        number of gradient steps (``n_iter_``) and about ten lines of
+        progress with the elapsed time; nothing computed on the training
+        rows without noise.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_iter_ : int
+        Gradient steps taken (T); for ``epsilon=inf`` the L-BFGS iterations.
+    noise_multiplier_ : float
+        σ_g√T, the noise std over the L2 sensitivity of each gradient
+        release (0 for ε = ∞).
+    sensitivity_ : float
+        Δ, the L2 sensitivity of one full-batch gradient sum.
+    data_norm_ : float
+        D, the norm to which rows (centred at the box's midpoint when it
+        comes from ``bounds_X``) are scaled at fit and predict; ``inf`` when
+        no row is scaled.
+    privacy_curve_, epsilon_spent_, delta_spent_
+        What the fit charged (see :class:`~skdp._base.DPEstimatorMixin`).
+    n_features_in_, feature_names_in_
+
+    Notes
+    -----
     Tuning a private model costs privacy (every trial is a release), so this
     estimator fixes its algorithm and schedule from public parameters and a
     noisy count. It runs **noisy full-batch gradient descent** (DP-GD;
@@ -194,68 +266,6 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     of its T steps is one pass over X; the preconditioned schedule adds one
     pass for the Gram matrix (measured against scikit-learn in
     docs/benchmarks.md, "DPLogisticRegression at scale").
-
-    Parameters
-    ----------
-    epsilon : float > 0, default=1.0
-        Privacy parameter ε; ``inf`` gives the non-private model.
-    delta : float in (0, 1), default=1e-5
-        Privacy parameter δ (Gaussian noise needs δ > 0 for finite ε).
-    C : float > 0, default=1.0
-        Inverse regularisation strength, as in scikit-learn.
-    data_norm : float > 0 or None, default=None
-        Public bound on the L2 norm of a row of X (after the box clip). Rows
-        with a larger norm are scaled down to it, at fit and at predict; it
-        is never read from the data. With :func:`skdp.datasets.adult_preprocessor`
-        use ``adult_schema()["max_row_norm"]`` (√14). None: the box's bound
-        if ``bounds_X`` is given, else a private estimate (see above).
-    bounds_X : tuple (lower, upper) or None, default=None
-        Public bounds on the features (scalars or arrays of shape
-        (n_features,)); rows are clipped to them at fit and at predict.
-    fit_intercept : bool, default=True
-        Learn an intercept (not penalised). It counts as a feature of value 1
-        in the sensitivity.
-    classes : array-like, default=None
-        The public list of class labels. If None they are read from y, which
-        reveals which labels occur, with a :class:`~skdp.PrivacyLeakWarning`;
-        labels of y not in ``classes`` raise an error.
-    max_iter : int >= 1 or "auto", default="auto"
-        Number of noisy gradient steps T; "auto" picks it from the noisy
-        count (see above). Any T costs the same. Changing it is tuning: it
-        costs privacy if chosen by looking at results.
-    budget : PrivacyBudget, default=None
-        Shared budget charged once per fit, before the data's values are read.
-    random_state : None, int or numpy Generator, default=None
-        Seed of the noise; None draws OS entropy.
-    secure : bool, default=False
-        Draw every random number of the fit from the operating system's
-        CSPRNG instead of numpy's generator; ``random_state`` must then be
-        None. See :ref:`secure_randomness`.
-    verbose : int, default=0
-        When > 0, print the charge (ε and δ spent, from the parameters), the
-        number of gradient steps (``n_iter_``) and about ten lines of
-        progress with the elapsed time; nothing computed on the training
-        rows without noise.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
-    intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_iter_ : int
-        Gradient steps taken (T); for ``epsilon=inf`` the L-BFGS iterations.
-    noise_multiplier_ : float
-        σ_g√T, the noise std over the L2 sensitivity of each gradient
-        release (0 for ε = ∞).
-    sensitivity_ : float
-        Δ, the L2 sensitivity of one full-batch gradient sum.
-    data_norm_ : float
-        D, the norm to which rows (centred at the box's midpoint when it
-        comes from ``bounds_X``) are scaled at fit and predict; ``inf`` when
-        no row is scaled.
-    privacy_curve_, epsilon_spent_, delta_spent_
-        What the fit charged (see :class:`~skdp._base.DPEstimatorMixin`).
-    n_features_in_, feature_names_in_
 
     Examples
     --------

@@ -147,6 +147,22 @@ class LaplaceMechanism:
 class GaussianMechanism:
     """The Gaussian mechanism: value + N(0, σ²) with σ set three ways.
 
+    σ comes from a noise multiplier, or from (ε, δ) by the classical or the
+    analytic calibration; the curve it reports (and charges) is the Gaussian
+    RDP curve of σ over the sensitivity. Notes give the formulas and their
+    sources.
+
+    Parameters
+    ----------
+    epsilon, delta : float, optional
+        Required unless ``noise_multiplier`` is given.
+    sensitivity : float > 0, default=1
+        L2 sensitivity under add/remove-one-row.
+    noise_multiplier : float > 0, optional
+    method : {"classical", "analytic"}, default="analytic"
+
+    Notes
+    -----
     - ``noise_multiplier=z``: σ = z · sensitivity;
     - ``method="classical"``: σ = Δ·√(2 ln(1.25/δ))/ε, valid for ε < 1
       (Dwork & Roth 2014, Thm. A.1);
@@ -158,15 +174,6 @@ class GaussianMechanism:
     with z = σ/Δ (Mironov 2017, Prop. 7). Converted to (ε, δ) it may read a
     little above the ε asked for with ``method="analytic"``: the RDP-to-DP
     conversion is not tight, and the budget is charged with the curve.
-
-    Parameters
-    ----------
-    epsilon, delta : float, optional
-        Required unless ``noise_multiplier`` is given.
-    sensitivity : float > 0, default=1
-        L2 sensitivity under add/remove-one-row.
-    noise_multiplier : float > 0, optional
-    method : {"classical", "analytic"}, default="analytic"
 
     Examples
     --------

@@ -583,10 +583,12 @@ class DPGridSearchCV(_BaseDPSearch):
     __doc__ = (
         """Private selection over a grid of hyper-parameters.
 
-    Each run picks one point of ``param_grid`` uniformly at random; see below.
-"""
-        + _PRIVACY_DOC
-        + """
+    The whole search is one differentially private mechanism, charged to the
+    budget once before any training: a random, secret number of runs, each a
+    random candidate trained privately and scored by a noisy count, of which
+    only the best is released (Papernot & Steinke 2022). Notes say what is
+    private, which candidates are allowed and the order of work.
+
     Parameters
     ----------
     estimator : skdp classifier or Pipeline ending in one
@@ -595,6 +597,12 @@ class DPGridSearchCV(_BaseDPSearch):
         As in :class:`sklearn.model_selection.GridSearchCV`.
 """
         + _PARAMS_DOC
+        + """
+    Notes
+    -----
+    Each run picks one point of ``param_grid`` uniformly at random.
+"""
+        + _PRIVACY_DOC
         + """
     Examples
     --------
@@ -677,9 +685,13 @@ class DPRandomizedSearchCV(_BaseDPSearch):
     (as by :class:`sklearn.model_selection.ParameterSampler`) before the
     search looks at the data; each run then picks one of them uniformly at
     random, so that the search's curve covers the worst of them.
-"""
-        + _PRIVACY_DOC
-        + """
+
+    The whole search is one differentially private mechanism, charged to the
+    budget once before any training: a random, secret number of runs, each a
+    random candidate trained privately and scored by a noisy count, of which
+    only the best is released (Papernot & Steinke 2022). Notes say what is
+    private, which candidates are allowed and the order of work.
+
     Parameters
     ----------
     estimator : skdp classifier or Pipeline ending in one
@@ -695,6 +707,10 @@ class DPRandomizedSearchCV(_BaseDPSearch):
         the two (both, with different values, is refused before any charge).
 """
         + _PARAMS_DOC
+        + """
+    Notes
+    -----"""
+        + _PRIVACY_DOC
         + """
     Examples
     --------

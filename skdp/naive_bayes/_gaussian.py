@@ -79,6 +79,60 @@ def _floor_variance(var, mean_y, h, count, *, epsilon, delta):
 class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Gaussian naive Bayes with differential privacy (Vaidya, Shafiq, Basu & Hong 2013).
 
+    For every class the fit releases one vector of noisy sums (its count, and
+    per feature the sums that give the mean and the variance); the classes
+    compose in parallel, so the fit charges one curve at (``epsilon``,
+    ``delta``): Laplace noise with ``delta=0``, Gaussian noise otherwise.
+    Notes give the mechanism, the variance floor, ``secure``, the classes and
+    the bounds.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+    delta : float in [0, 1), default=1e-5
+        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
+        sums are one Gaussian vector where that adds less noise than the
+        Laplace split (many features: noise std ∝ √k instead of k for k
+        sums), else the Laplace, which is then pure ε-DP. 0 always gives pure
+        ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features. ``None``: estimated privately with
+        half of ``epsilon`` (see Notes); public bounds are better.
+    classes : array-like or None, default=None
+        The public set of labels; ``None`` reads them from ``y`` (warned leak).
+    priors : array-like of shape (n_classes,) or None, default=None
+        Public class priors; ``None`` uses the DP class frequencies.
+    var_smoothing : float >= 0, default=1e-9
+    secure : bool, default=False
+        Exact integer sums and discrete noise, against floating-point attacks
+        (Mironov 2012); see Notes.
+        With ``secure=True`` every random number of the fit also comes from the
+        operating system's CSPRNG, and ``random_state`` must be None (see
+        :ref:`secure_randomness`).
+    budget : PrivacyBudget or None, default=None
+    random_state : int, numpy Generator or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    class_count_ : ndarray of shape (n_classes,)
+        DP counts (from each class's release), floored at 0.
+    class_prior_ : ndarray of shape (n_classes,)
+    theta_ : ndarray of shape (n_classes, n_features)
+        DP means.
+    var_ : ndarray of shape (n_classes, n_features)
+        DP variances (floored at the std of their own noise) plus ``epsilon_``.
+    epsilon_ : float
+        The variance smoothing added.
+    bounds_ : tuple of two ndarrays of shape (n_features,)
+        The bounds the fit clipped to and the predictions clip to: the public
+        ones, the private estimate, or ±inf (``epsilon=inf`` without bounds).
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
     For every class the fit makes **one** release of 2d + 1 noisy sums of that
     class's rows (its count, Σ(x − c) and Σ((x − c)² − h²/2) per feature, c
     and h the midpoint and half-width of the ``bounds``; the
@@ -160,51 +214,6 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     rest, composed into the fit's one charge (see :ref:`bounds`). Either way
     the model is one of clipped rows: the prediction methods clip their rows
     to ``bounds_`` too.
-
-    Parameters
-    ----------
-    epsilon : float > 0, default=1.0
-    delta : float in [0, 1), default=1e-5
-        The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
-        sums are one Gaussian vector where that adds less noise than the
-        Laplace split (many features: noise std ∝ √k instead of k for k
-        sums), else the Laplace, which is then pure ε-DP. 0 always gives pure
-        ε-DP (Laplace). ``epsilon_spent_`` is reported at this δ.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features. ``None``: estimated privately with
-        half of ``epsilon`` (see above); public bounds are better.
-    classes : array-like or None, default=None
-        The public set of labels; ``None`` reads them from ``y`` (warned leak).
-    priors : array-like of shape (n_classes,) or None, default=None
-        Public class priors; ``None`` uses the DP class frequencies.
-    var_smoothing : float >= 0, default=1e-9
-    secure : bool, default=False
-        Exact integer sums and discrete noise, against floating-point attacks
-        (Mironov 2012); see above.
-        With ``secure=True`` every random number of the fit also comes from the
-        operating system's CSPRNG, and ``random_state`` must be None (see
-        :ref:`secure_randomness`).
-    budget : PrivacyBudget or None, default=None
-    random_state : int, numpy Generator or None, default=None
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    class_count_ : ndarray of shape (n_classes,)
-        DP counts (from each class's release), floored at 0.
-    class_prior_ : ndarray of shape (n_classes,)
-    theta_ : ndarray of shape (n_classes, n_features)
-        DP means.
-    var_ : ndarray of shape (n_classes, n_features)
-        DP variances (floored at the std of their own noise) plus ``epsilon_``.
-    epsilon_ : float
-        The variance smoothing added.
-    bounds_ : tuple of two ndarrays of shape (n_features,)
-        The bounds the fit clipped to and the predictions clip to: the public
-        ones, the private estimate, or ±inf (``epsilon=inf`` without bounds).
-    privacy_curve_, epsilon_spent_, delta_spent_
-    n_features_in_ : int
-    feature_names_in_ : ndarray of str
 
     Examples
     --------

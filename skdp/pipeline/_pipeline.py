@@ -78,6 +78,42 @@ class _Prepaid(_CurveRecorder):
 class DPPipeline(_DocLinkMixin, Pipeline):
     """A ``Pipeline`` that charges its budget once for all its private steps, or not at all.
 
+    The curves of all the private steps are found from their parameters and the
+    data's shape, and their composition is charged in one transaction before
+    any step is fitted: a refused charge raises
+    :class:`~skdp.BudgetExceededError` with nothing spent and nothing fitted.
+    Given ``epsilon``, the pipeline splits it among the private steps that
+    leave theirs unset. Notes describe the fit and the split.
+
+    Parameters
+    ----------
+    steps : list of (str, estimator)
+    epsilon : float > 0 or None, default=None
+        The total ε of the pipeline's private steps, split among those that
+        leave their ``epsilon`` unset (at their class's default). ``inf``
+        fits those steps without privacy. ``None``: each step spends its own
+        ``epsilon``.
+    delta : float in [0, 1) or None, default=None
+        The δ at which ``epsilon`` is the total. ``None``: the δ of the
+        budget the steps charge, else :data:`skdp.utils.DEFAULT_DELTA`.
+    budget : PrivacyBudget or None, default=None
+        The budget of the private steps that name none.
+    transform_input, memory, verbose
+        As in :class:`sklearn.pipeline.Pipeline`.
+
+    Attributes
+    ----------
+    epsilon_split_ : dict
+        The ``epsilon`` each step that took a share of the total was fitted
+        at, by parameter key (``{"dplogisticregression__epsilon": 0.93, ...}``);
+        empty with ``epsilon=None``.
+
+    See Also
+    --------
+    make_pipeline : Build a DPPipeline from its steps, naming them.
+
+    Notes
+    -----
     With scikit-learn's ``Pipeline``, every skdp step charges the shared
     budget when it is fitted: a pipeline whose steps cannot all be afforded
     spends on the first steps and then fails on a later one, leaving nothing
@@ -114,33 +150,6 @@ class DPPipeline(_DocLinkMixin, Pipeline):
     without it, as in a plain ``Pipeline``). Everything else
     is scikit-learn's ``Pipeline``: it clones, pickles and runs inside
     ``GridSearchCV`` and ``cross_val_score``, where each fit is one charge.
-
-    Parameters
-    ----------
-    steps : list of (str, estimator)
-    epsilon : float > 0 or None, default=None
-        The total ε of the pipeline's private steps, split among those that
-        leave their ``epsilon`` unset (at their class's default). ``inf``
-        fits those steps without privacy. ``None``: each step spends its own
-        ``epsilon``.
-    delta : float in [0, 1) or None, default=None
-        The δ at which ``epsilon`` is the total. ``None``: the δ of the
-        budget the steps charge, else :data:`skdp.utils.DEFAULT_DELTA`.
-    budget : PrivacyBudget or None, default=None
-        The budget of the private steps that name none.
-    transform_input, memory, verbose
-        As in :class:`sklearn.pipeline.Pipeline`.
-
-    Attributes
-    ----------
-    epsilon_split_ : dict
-        The ``epsilon`` each step that took a share of the total was fitted
-        at, by parameter key (``{"dplogisticregression__epsilon": 0.93, ...}``);
-        empty with ``epsilon=None``.
-
-    See Also
-    --------
-    make_pipeline : Build a DPPipeline from its steps, naming them.
 
     Examples
     --------

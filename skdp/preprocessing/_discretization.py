@@ -30,47 +30,10 @@ __all__ = ["DPKBinsDiscretizer"]
 class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     """Bin continuous data into intervals, with differential privacy.
 
-    Like :class:`sklearn.preprocessing.KBinsDiscretizer`, with two strategies:
-
-    - ``strategy="uniform"``: equal-width bins between the ``bounds``. With
-      public bounds the fit reads no value of the data and charges
-      :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
-    - ``strategy="quantile"``: the inner edges are the DP quantiles
-      1/k, ..., (k−1)/k of each feature (clipped to the ``bounds``),
-      released by :mod:`skdp.stats`; ``epsilon`` is split evenly over the
-      (k − 1) × n_features quantiles, and their composed curve is charged once.
-      The outer edges are the bounds. Noisy edges are sorted (which is
-      post-processing). These quantiles are not hardened against
-      floating-point attacks unless ``secure=True`` (see the parameter and
-      :ref:`floating_point`).
-
-    Bounds: public bounds (known from the data's meaning, never read from
-    it) are the best choice. Without them (``bounds=None``, the default) the
-    fit releases private bounds of each feature (:func:`skdp.stats.bounds`:
-    a noisy log-scale histogram; each end is 0 or a power of two, within a
-    factor 2 of the data's range, and a feature none of whose bins stands out
-    of the noise gets (0, 0)), with all of ``epsilon`` for ``"uniform"`` and
-    half of it for ``"quantile"``, composed into the fit's one charge (see
-    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
-    scikit-learn.
-
-    **Every bin is kept**, unlike scikit-learn: its ``KBinsDiscretizer``
-    removes bins of width <= 1e-8 (edges that collide on tightly packed data)
-    with a warning. Here edges that collide leave empty bins, so the number
-    of bins ``n_bins_``, the shapes of ``bin_edges_``, the output columns
-    and ``get_feature_names_out`` depend on ``n_bins`` alone, never on the
-    data: removed bins (or the warning) would reveal how packed the private
-    values are, and in a pipeline the next step's cost, which depends on
-    its number of input columns, would no longer be the one computed
-    before the charge (what :class:`~skdp.model_selection.DPGridSearchCV`
-    probes). A value equal to repeated edges falls in the last bin they
-    bound.
-
-    Values outside the bounds fall in the first or last bin. With
-    ``epsilon=inf`` the result equals scikit-learn's (for ``"uniform"``
-    without bounds, or when they are the data's minimum and maximum; for
-    ``"quantile"`` with the same ``quantile_method``), where scikit-learn
-    removes no bin.
+    Equal-width bins between the ``bounds`` (free with public bounds), or DP
+    quantiles as edges; without public bounds, private ones are released in
+    the fit's one charge. Every bin is kept, so the output's shape depends on
+    ``n_bins`` alone. Notes give both strategies and the bounds.
 
     Parameters
     ----------
@@ -81,7 +44,7 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     strategy : {"uniform", "quantile"}, default="uniform"
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features, never read from the data. ``None``:
-        estimated privately (see above); public bounds are better.
+        estimated privately (see Notes); public bounds are better.
     epsilon : float > 0, default=1.0
         ε of the fit (unused with public bounds and ``strategy="uniform"``).
     delta : float in [0, 1), default=1e-5
@@ -129,6 +92,50 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
         What the fit charged.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Like :class:`sklearn.preprocessing.KBinsDiscretizer`, with two strategies:
+
+    - ``strategy="uniform"``: equal-width bins between the ``bounds``. With
+      public bounds the fit reads no value of the data and charges
+      :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
+    - ``strategy="quantile"``: the inner edges are the DP quantiles
+      1/k, ..., (k−1)/k of each feature (clipped to the ``bounds``),
+      released by :mod:`skdp.stats`; ``epsilon`` is split evenly over the
+      (k − 1) × n_features quantiles, and their composed curve is charged once.
+      The outer edges are the bounds. Noisy edges are sorted (which is
+      post-processing). These quantiles are not hardened against
+      floating-point attacks unless ``secure=True`` (see the parameter and
+      :ref:`floating_point`).
+
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice. Without them (``bounds=None``, the default) the
+    fit releases private bounds of each feature (:func:`skdp.stats.bounds`:
+    a noisy log-scale histogram; each end is 0 or a power of two, within a
+    factor 2 of the data's range, and a feature none of whose bins stands out
+    of the noise gets (0, 0)), with all of ``epsilon`` for ``"uniform"`` and
+    half of it for ``"quantile"``, composed into the fit's one charge (see
+    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
+    scikit-learn.
+
+    **Every bin is kept**, unlike scikit-learn: its ``KBinsDiscretizer``
+    removes bins of width <= 1e-8 (edges that collide on tightly packed data)
+    with a warning. Here edges that collide leave empty bins, so the number
+    of bins ``n_bins_``, the shapes of ``bin_edges_``, the output columns
+    and ``get_feature_names_out`` depend on ``n_bins`` alone, never on the
+    data: removed bins (or the warning) would reveal how packed the private
+    values are, and in a pipeline the next step's cost, which depends on
+    its number of input columns, would no longer be the one computed
+    before the charge (what :class:`~skdp.model_selection.DPGridSearchCV`
+    probes). A value equal to repeated edges falls in the last bin they
+    bound.
+
+    Values outside the bounds fall in the first or last bin. With
+    ``epsilon=inf`` the result equals scikit-learn's (for ``"uniform"``
+    without bounds, or when they are the data's minimum and maximum; for
+    ``"quantile"`` with the same ``quantile_method``), where scikit-learn
+    removes no bin.
 
     Examples
     --------

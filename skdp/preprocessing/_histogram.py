@@ -28,33 +28,10 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
                              BaseEstimator):
     """Replace each value by the DP frequency (or density) of its bin.
 
-    ``fit`` releases one DP histogram per feature: ``bins`` equal-width bins
-    between the ``bounds``. Values are clipped to the bounds first, so every row
-    falls in exactly one bin of every feature; the d histograms are one
-    release of :mod:`skdp.stats` (sensitivity 1 per histogram; ``delta=0``:
-    Laplace with ε/d per histogram, ``delta > 0``: one Gaussian vector where
-    that adds less noise), and
-    the fit charges it once. The noisy histograms are kept for analysis in
-    ``histograms_`` and ``bin_edges_``.
-
-    ``transform`` maps a value to its bin's frequency (``output="frequency"``)
-    or density (``output="density"``: frequency / bin width), a feature
-    usable in a model (a smoothed, private target-free encoding of how common
-    a value is). The frequencies are the noisy counts floored at 0 and divided
-    by **their own noisy total** (not by the private true n): post-processing
-    of the release, costing nothing more, but the total carries the noise of
-    all bins. An all-zero noisy histogram gives uniform frequencies.
-
-    Bounds: public bounds (known from the data's meaning, never read from
-    it) are the best choice: they cost nothing. Without them
-    (``bounds=None``, the default) the fit first releases private bounds of
-    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
-    noisy log-scale histogram, within a factor 2 of the data's range), and
-    the histograms take the rest, composed into the fit's one charge (see
-    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
-    :func:`numpy.histogram` takes them. A range of one point (a private
-    range (0, 0), or a constant feature at ``epsilon=inf``) is widened by
-    0.5 on each side, as numpy does.
+    ``fit`` releases one noisy histogram per feature, charged once (with
+    private bounds in the same charge when none are given), and ``transform``
+    maps each value to its bin's noisy frequency or density. Notes give the
+    mechanism and the bounds.
 
     Parameters
     ----------
@@ -62,7 +39,7 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
         Number of equal-width bins, >= 1.
     bounds : tuple (lower, upper) or None, default=None
         Public range of the features. ``None``: estimated privately with half
-        of ``epsilon`` (see above); public bounds are better.
+        of ``epsilon`` (see Notes); public bounds are better.
     output : {"frequency", "density"}, default="frequency"
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
@@ -93,6 +70,36 @@ class DPHistogramTransformer(DPEstimatorMixin, OneToOneFeatureMixin, Transformer
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    ``fit`` releases one DP histogram per feature: ``bins`` equal-width bins
+    between the ``bounds``. Values are clipped to the bounds first, so every row
+    falls in exactly one bin of every feature; the d histograms are one
+    release of :mod:`skdp.stats` (sensitivity 1 per histogram; ``delta=0``:
+    Laplace with ε/d per histogram, ``delta > 0``: one Gaussian vector where
+    that adds less noise), and
+    the fit charges it once. The noisy histograms are kept for analysis in
+    ``histograms_`` and ``bin_edges_``.
+
+    ``transform`` maps a value to its bin's frequency (``output="frequency"``)
+    or density (``output="density"``: frequency / bin width), a feature
+    usable in a model (a smoothed, private target-free encoding of how common
+    a value is). The frequencies are the noisy counts floored at 0 and divided
+    by **their own noisy total** (not by the private true n): post-processing
+    of the release, costing nothing more, but the total carries the noise of
+    all bins. An all-zero noisy histogram gives uniform frequencies.
+
+    Bounds: public bounds (known from the data's meaning, never read from
+    it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) the fit first releases private bounds of
+    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
+    noisy log-scale histogram, within a factor 2 of the data's range), and
+    the histograms take the rest, composed into the fit's one charge (see
+    :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
+    :func:`numpy.histogram` takes them. A range of one point (a private
+    range (0, 0), or a constant feature at ``epsilon=inf``) is widened by
+    0.5 on each side, as numpy does.
 
     Examples
     --------

@@ -34,32 +34,10 @@ __all__ = ["DPMinMaxScaler"]
 class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Scale each feature to ``feature_range``, with differential privacy.
 
-    Like :class:`sklearn.preprocessing.MinMaxScaler`, but the range of each
-    feature comes from public information or from a private estimate:
-
-    - ``quantile_range=None`` (default): the range is ``bounds``. Public
-      bounds (the best choice) are read from no value of the data: the fit
-      charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>` (a
-      ledger entry that costs nothing, so that every fit is recorded).
-      Without them (``bounds=None``, the default) the range is released
-      privately with all of ``epsilon`` (:func:`skdp.stats.bounds`: a noisy
-      log-scale histogram; each end is 0 or a power of two, within a factor 2
-      of the data's range, and a feature none of whose bins stands out of
-      the noise gets (0, 0)); with ``epsilon=inf``, the data's minimum and
-      maximum, as in scikit-learn.
-    - ``quantile_range=(q_low, q_high)``, e.g. ``(0.01, 0.99)``: the range is
-      the DP quantiles ``q_low`` and ``q_high`` of each feature, searched within
-      the outer ``bounds`` (values outside them are clipped first).
-      ``epsilon`` is split evenly over the 2 × n_features quantiles, each an
-      exponential mechanism (Smith 2011) of :mod:`skdp.stats`; the fit charges
-      their composed (pure ε-DP) curve once. Without public bounds, half of
-      ``epsilon`` first releases private outer bounds, composed into the same
-      charge (see :ref:`bounds`).
-      With ``epsilon=inf`` and ``quantile_range=(0, 1)`` the range is the data's
-      minimum and maximum, as in scikit-learn.
-
-    The quantiles are not hardened against floating-point attacks unless
-    ``secure=True`` (see the parameter and :ref:`floating_point`).
+    The range of each feature is the public ``bounds`` (which cost nothing),
+    private bounds released with ``epsilon``, or DP quantiles
+    (``quantile_range``); the fit charges the budget once. Notes give each
+    case.
 
     Parameters
     ----------
@@ -68,7 +46,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features (scalars or arrays of shape
         (n_features,)), never read from the data. ``None``: estimated
-        privately (see above); public bounds are better.
+        privately (see Notes); public bounds are better.
     quantile_range : tuple (q_low, q_high) or None, default=None
         Quantiles in [0, 1] that define the range, or ``None`` to use ``bounds``.
     epsilon : float > 0, default=1.0
@@ -119,6 +97,35 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         What the fit charged.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Like :class:`sklearn.preprocessing.MinMaxScaler`, but the range of each
+    feature comes from public information or from a private estimate:
+
+    - ``quantile_range=None`` (default): the range is ``bounds``. Public
+      bounds (the best choice) are read from no value of the data: the fit
+      charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>` (a
+      ledger entry that costs nothing, so that every fit is recorded).
+      Without them (``bounds=None``, the default) the range is released
+      privately with all of ``epsilon`` (:func:`skdp.stats.bounds`: a noisy
+      log-scale histogram; each end is 0 or a power of two, within a factor 2
+      of the data's range, and a feature none of whose bins stands out of
+      the noise gets (0, 0)); with ``epsilon=inf``, the data's minimum and
+      maximum, as in scikit-learn.
+    - ``quantile_range=(q_low, q_high)``, e.g. ``(0.01, 0.99)``: the range is
+      the DP quantiles ``q_low`` and ``q_high`` of each feature, searched within
+      the outer ``bounds`` (values outside them are clipped first).
+      ``epsilon`` is split evenly over the 2 × n_features quantiles, each an
+      exponential mechanism (Smith 2011) of :mod:`skdp.stats`; the fit charges
+      their composed (pure ε-DP) curve once. Without public bounds, half of
+      ``epsilon`` first releases private outer bounds, composed into the same
+      charge (see :ref:`bounds`).
+      With ``epsilon=inf`` and ``quantile_range=(0, 1)`` the range is the data's
+      minimum and maximum, as in scikit-learn.
+
+    The quantiles are not hardened against floating-point attacks unless
+    ``secure=True`` (see the parameter and :ref:`floating_point`).
 
     Examples
     --------

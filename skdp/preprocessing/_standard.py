@@ -15,7 +15,6 @@ from ..accounting import RDPCurve
 from ..stats._sums import _mean_curve, _mean_release, _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy
 from ..utils._validation import validate_data
 from ._validation import check_bool, finite_output
 
@@ -29,35 +28,17 @@ __all__ = ["DPStandardScaler"]
 class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardise features by a DP mean and a DP standard deviation.
 
-    Like :class:`sklearn.preprocessing.StandardScaler`. Values are clipped to
-    ``bounds`` and the mean and variance of every feature come from one
-    release of :mod:`skdp.stats`: a noisy count and, per feature, a noisy sum
-    and a noisy sum of squares (``with_std=True``), or a noisy count and
-    noisy sums (``with_mean=True, with_std=False``). ``epsilon`` covers the
-    whole fit, which charges the budget once; with ``delta=0`` the noise is
-    Laplace (pure ε-DP), with ``delta > 0`` (the default) one Gaussian vector
-    where that adds less noise. The count of rows is private: the means
-    divide by the noisy count. ``with_mean=False, with_std=False`` reads
-    nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
-
-    **Bounds.** Public bounds (known from the data's meaning, never read
-    from it) are the best choice: they cost nothing. Without them
-    (``bounds=None``, the default) the fit first releases private bounds of
-    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
-    noisy log-scale histogram, within a factor 2 of the data's range; a
-    feature none of whose bins stands out of the noise gets (0, 0) and is
-    dropped), and the mean and variance take the rest, composed into the
-    fit's one charge (see :ref:`bounds`). Either way the bounds are part of
-    the model (``bounds_``): ``transform`` clips to them as the fit did. With
-    ``epsilon=inf`` no bounds are needed and the result equals
-    scikit-learn's (with public bounds, for data inside them).
+    The mean and variance of every feature come from one release of noisy sums
+    of the clipped values (:mod:`skdp.stats`), charged once at (``epsilon``,
+    ``delta``); without public ``bounds``, half of ``epsilon`` first releases
+    private ones, in the same charge. Notes give the mechanism and the bounds.
 
     Parameters
     ----------
     bounds : tuple (lower, upper) or None, default=None
         Public bounds of the features: scalars or arrays of shape
         (n_features,). ``None``: estimated privately with half of ``epsilon``
-        (see above); public bounds are better.
+        (see Notes); public bounds are better.
     epsilon : float > 0, default=1.0
     delta : float in [0, 1), default=1e-5
         The package's δ (:data:`skdp.utils.DEFAULT_DELTA`). With δ > 0 the
@@ -95,6 +76,31 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_ : int
     feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Like :class:`sklearn.preprocessing.StandardScaler`. Values are clipped to
+    ``bounds`` and the mean and variance of every feature come from one
+    release of :mod:`skdp.stats`: a noisy count and, per feature, a noisy sum
+    and a noisy sum of squares (``with_std=True``), or a noisy count and
+    noisy sums (``with_mean=True, with_std=False``). ``epsilon`` covers the
+    whole fit, which charges the budget once; with ``delta=0`` the noise is
+    Laplace (pure ε-DP), with ``delta > 0`` (the default) one Gaussian vector
+    where that adds less noise. The count of rows is private: the means
+    divide by the noisy count. ``with_mean=False, with_std=False`` reads
+    nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
+
+    **Bounds.** Public bounds (known from the data's meaning, never read
+    from it) are the best choice: they cost nothing. Without them
+    (``bounds=None``, the default) the fit first releases private bounds of
+    each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
+    noisy log-scale histogram, within a factor 2 of the data's range; a
+    feature none of whose bins stands out of the noise gets (0, 0) and is
+    dropped), and the mean and variance take the rest, composed into the
+    fit's one charge (see :ref:`bounds`). Either way the bounds are part of
+    the model (``bounds_``): ``transform`` clips to them as the fit did. With
+    ``epsilon=inf`` no bounds are needed and the result equals
+    scikit-learn's (with public bounds, for data inside them).
 
     Examples
     --------
@@ -150,8 +156,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         -------
         self
         """
-        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
-        X = check_lazy_X(self, X) if lazy else validate_data(self, X, dtype=np.float64)
+        X = validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
@@ -159,8 +164,6 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         with_mean = check_bool(self.with_mean, "with_mean")
         with_std = check_bool(self.with_std, "with_std")
         secure = check_bool(self.secure, "secure")
-        if lazy and secure:
-            raise refuse_lazy("secure=True")
         rng = self._check_generator()
         stat_curve = None  # the curve of the statistic at a given epsilon
         if with_std or with_mean:
@@ -186,8 +189,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             return self
         self.bounds_ = no_bounds(n_features) if bounds is None else bounds
         if bounds is None:  # epsilon=inf without bounds: scikit-learn's statistics, no clipping
-            self.mean_ = np.asarray(np.mean(X, axis=0))  # (np.asarray computes a dask result)
-            self.var_ = np.asarray(np.var(X, axis=0)) if with_std else None
+            self.mean_ = np.mean(X, axis=0)
+            self.var_ = np.var(X, axis=0) if with_std else None
         else:
             kw = dict(epsilon=eps_stat, delta=delta, bounds=bounds, axis=0, rng=rng,
                       secure=secure)
@@ -202,7 +205,6 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             self.scale_ = None
         return self
 
-    @lazy_rows
     def transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Clip X to ``bounds_`` (as the fit did), then standardise it.
 
@@ -227,7 +229,6 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             X = X / self.scale_
         return X
 
-    @lazy_rows
     def inverse_transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Undo the standardisation.
 

@@ -309,6 +309,42 @@ def quantile(
 ) -> FloatOrArray:
     """Differentially private ``np.quantile(np.clip(a, *bounds), q, axis)``.
 
+    Each level of each column is chosen by an exponential mechanism over the
+    clipped values (Smith 2011); the call is pure ε-DP and charges
+    ``budget`` once, before the data is read. Notes give the mechanism, the
+    ``"joint"`` method and the exact sampler of ``secure=True``.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nanquantile`).
+    q : float or array-like of floats in [0, 1]
+        The levels, as in :func:`numpy.quantile`.
+    axis : None or 0, default=None
+        ``None``: one quantile of all the values; ``0``: one per column,
+        the columns splitting ε equally.
+    epsilon, bounds, delta, budget, random_state
+        As for every function of :mod:`skdp.stats`; ``delta`` is ignored.
+    method : {"split", "joint"}, default="split"
+        How several levels of one column share ε: one mechanism per level
+        at ε/m (``"split"``), or one mechanism over increasing vectors of
+        outputs (``"joint"``, O(m²·N) time for m levels; see Notes).
+    secure : bool, default=False
+        Release a point of a public grid of ``grid_size`` values, sampled
+        exactly with integer arithmetic, against floating-point attacks
+        (``method="split"`` only; see Notes).
+    grid_size : int in [2, 2**20], default=1024
+        Number of public candidate outputs with ``secure=True`` (ignored
+        otherwise). Validated before any charge.
+
+    Returns
+    -------
+    float or ndarray
+        As :func:`numpy.quantile` returns: one value per level, and per column
+        with ``axis=0``.
+
+    Notes
+    -----
     One level is chosen by the exponential mechanism over the gaps between
     the sorted, clipped values (Smith 2011): gap i has utility −|i − qN|
     (sensitivity 1) and weight (length)·exp(ε u / 2); the output is uniform
@@ -322,50 +358,46 @@ def quantile(
     data; only the running time depends on the data (runs of tied or
     clipped values around qN cost extra passes).
 
-    method : {"split", "joint"}, default="split"
-        How several levels of one column share ε. ``"split"``: one Smith
-        mechanism per level at ε/m. ``"joint"``: one
-        exponential mechanism over increasing vectors of outputs (JointExp,
-        Gillenwater, Joseph & Kulesza 2021), whose utility −Σⱼ|#(oⱼ₋₁ ≤ x < oⱼ)
-        − (qⱼ − qⱼ₋₁)N| has sensitivity 2 whatever the number of levels, so
-        each column spends ε once; its outputs increase with the levels; it
-        takes O(m²·N) time for m levels. For one level both are the same
-        mechanism. On Adult's numeric columns at ε = 1 (5 and 9 levels),
-        ``"joint"`` was 4× more accurate on the near-continuous ``fnlwgt``
-        but far worse on columns with many tied values (capital-gain is
-        mostly 0): its utility is flat along some directions there and the
-        outputs drift into wide gaps. Hence the default ``"split"``
-        (docs/benchmarks.md, "DP statistics").
-    secure : bool, default=False
-        **The threat.** With ``secure=False`` the selection probabilities
-        are computed in floating point and the output is drawn uniformly
-        between two data values, so the set of floats that can come out, and
-        their exact probabilities, depend on the data beyond what the
-        analysis covers (Mironov 2012; Ilvento 2020 shows such attacks on
-        float exponential mechanisms). ``secure=True`` (``method="split"``
-        only; ``"joint"`` raises a ValueError before any charge) releases
-        instead a point of a **public grid**: ``grid_size`` evenly spaced
-        values from ``lower`` to ``upper`` (``np.linspace``), chosen by the
-        exponential mechanism with the integer utility
-        −dist(round(qN), [#{x < g}, #{x ≤ g}]) (sensitivity 1 under
-        add/remove, derived in ``_quantile_losses``), sampled
-        **exactly** with integer arithmetic: the base-2 exponential
-        mechanism of Ilvento 2020 (CCS), weights β^loss with a rational base
-        β = x/2^y, by rejection with the exact Bernoulli draws of
-        :mod:`skdp.mechanisms`. The output is a grid point, so it carries
-        nothing but the choice.
-        **The ε rounding.** β is e^(−ε/(2Δ)) rounded up to a dyadic
-        rational, so the mechanism runs at an effective ε' a hair below the
-        requested share (relative gap about 2^(−22)); the budget is charged
-        at ε', never more than asked. **The resolution cost.** Outputs are
-        grid points: on top of the rank error, an error of up to half a grid
-        step, (upper − lower)/(2·(grid_size − 1)), and it is slower (a
-        Python-level sampler per output, integers of up to 2^17 bits when ε
-        is small). Timing is not hardened. With ``random_state=None`` the
-        bits come from the OS CSPRNG (:ref:`secure_randomness`).
-    grid_size : int in [2, 2**20], default=1024
-        Number of public candidate outputs with ``secure=True`` (ignored
-        otherwise). Validated before any charge.
+    **method.** How several levels of one column share ε. ``"split"``: one Smith
+    mechanism per level at ε/m. ``"joint"``: one
+    exponential mechanism over increasing vectors of outputs (JointExp,
+    Gillenwater, Joseph & Kulesza 2021), whose utility −Σⱼ|#(oⱼ₋₁ ≤ x < oⱼ)
+    − (qⱼ − qⱼ₋₁)N| has sensitivity 2 whatever the number of levels, so
+    each column spends ε once; its outputs increase with the levels; it
+    takes O(m²·N) time for m levels. For one level both are the same
+    mechanism. On Adult's numeric columns at ε = 1 (5 and 9 levels),
+    ``"joint"`` was 4× more accurate on the near-continuous ``fnlwgt``
+    but far worse on columns with many tied values (capital-gain is
+    mostly 0): its utility is flat along some directions there and the
+    outputs drift into wide gaps. Hence the default ``"split"``
+    (docs/benchmarks.md, "DP statistics").
+
+    **secure: the threat.** With ``secure=False`` the selection probabilities
+    are computed in floating point and the output is drawn uniformly
+    between two data values, so the set of floats that can come out, and
+    their exact probabilities, depend on the data beyond what the
+    analysis covers (Mironov 2012; Ilvento 2020 shows such attacks on
+    float exponential mechanisms). ``secure=True`` (``method="split"``
+    only; ``"joint"`` raises a ValueError before any charge) releases
+    instead a point of a **public grid**: ``grid_size`` evenly spaced
+    values from ``lower`` to ``upper`` (``np.linspace``), chosen by the
+    exponential mechanism with the integer utility
+    −dist(round(qN), [#{x < g}, #{x ≤ g}]) (sensitivity 1 under
+    add/remove, derived in ``_quantile_losses``), sampled
+    **exactly** with integer arithmetic: the base-2 exponential
+    mechanism of Ilvento 2020 (CCS), weights β^loss with a rational base
+    β = x/2^y, by rejection with the exact Bernoulli draws of
+    :mod:`skdp.mechanisms`. The output is a grid point, so it carries
+    nothing but the choice.
+    **The ε rounding.** β is e^(−ε/(2Δ)) rounded up to a dyadic
+    rational, so the mechanism runs at an effective ε' a hair below the
+    requested share (relative gap about 2^(−22)); the budget is charged
+    at ε', never more than asked. **The resolution cost.** Outputs are
+    grid points: on top of the rank error, an error of up to half a grid
+    step, (upper − lower)/(2·(grid_size − 1)), and it is slower (a
+    Python-level sampler per output, integers of up to 2^17 bits when ε
+    is small). Timing is not hardened. With ``random_state=None`` the
+    bits come from the OS CSPRNG (:ref:`secure_randomness`).
 
     Examples
     --------

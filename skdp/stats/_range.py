@@ -54,7 +54,6 @@ from ..exceptions import NoisyEstimateWarning
 
 from ..accounting._bisect import largest_within
 from ..utils import check_bounds
-from ..utils._rows import is_lazy, row_sums
 from ._checks import _charge, _check_common, _check_data
 from ._histograms import _histogram_curve
 from ._noise import _noise_scales, _noisy_counts, _sums_delta
@@ -180,14 +179,8 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
     point), the others' from :func:`_hull`. The same noisy counts are
     released either way: the choice is post-processing.
     """
-    lazy = is_lazy(X)
-    X = X if lazy else np.asarray(X, dtype=float)
+    X = np.asarray(X, dtype=float)
     n, d = X.shape
-    if epsilon == math.inf and lazy:  # validated: finite values
-        import dask
-
-        return tuple(np.asarray(v, dtype=float) for v in
-                     dask.compute(X.min(axis=0), X.max(axis=0)))
     if epsilon == math.inf:
         observed = ~np.isnan(X)
         lower = np.where(observed, X, np.inf).min(axis=0, initial=np.inf)
@@ -195,7 +188,9 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
         empty = ~observed.any(axis=0)
         lower[empty] = upper[empty] = 0.0
         return lower, upper
-    counts = row_sums(_bin_counts, X)  # in memory, or summed over dask chunks
+    idx = bin_index(X)
+    flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
+    counts = np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
     noisy = _noisy_counts(counts, epsilon=epsilon, delta=delta, rng=rng, secure=secure,
                           n_outputs=d)
     noisy = np.asarray(noisy, dtype=float)
@@ -207,14 +202,6 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
                                         _pair_level(epsilon, delta, d), epsilon=epsilon)
         lower, upper = np.concatenate([lower, t_lower]), np.concatenate([upper, t_upper])
     return lower, upper
-
-
-def _bin_counts(X):
-    """The (d, N_BINS) counts of the entries of the 2-D block ``X`` in each column's bins."""
-    d = X.shape[1]
-    idx = bin_index(X)
-    flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
-    return np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
 
 
 def _hull_bins(noisy, kept, threshold):
@@ -367,18 +354,10 @@ def bounds(
 ) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
     """Differentially private bounds ``(lower, upper)`` of each column, without any bounds.
 
-    One noisy histogram per column over a public grid of bins, one per
-    power of two of the magnitude (from 2^-30 to 2^60, either sign, plus
-    0), then the hull of the bins whose noisy count stands out of the
-    noise, leaving out at most 0.5% of their mass at each end; see
-    :mod:`skdp.stats._range`. One row changes one count per column by 1
-    (Dwork, McSherry, Nissim & Smith 2006); the columns share (ε, δ) as
-    the noisy sums of :mod:`skdp.stats` do. The bounds are 0 or ± powers
-    of two, within a factor 2 of the data's range: use them as the public
-    ``bounds`` of later statistics (post-processing). A column whose
-    values no bin holds enough of to stand out of the noise gets (0, 0).
-    A column far from 0 relative to its spread (years, say) gets loose
-    bounds: prefer bounds known from the data's meaning.
+    One noisy histogram per column over public power-of-two bins, charged
+    once. The bounds are 0 or ± powers of two, within a factor 2 of the data's
+    range: use them as the public ``bounds`` of later statistics. Notes give
+    the mechanism and its limits.
 
     Parameters
     ----------
@@ -397,6 +376,21 @@ def bounds(
     -------
     (lower, upper)
         Floats for 1-D ``a``, arrays of shape (n_columns,) otherwise.
+
+    Notes
+    -----
+    One noisy histogram per column over a public grid of bins, one per
+    power of two of the magnitude (from 2^-30 to 2^60, either sign, plus
+    0), then the hull of the bins whose noisy count stands out of the
+    noise, leaving out at most 0.5% of their mass at each end; see
+    :mod:`skdp.stats._range`. One row changes one count per column by 1
+    (Dwork, McSherry, Nissim & Smith 2006); the columns share (ε, δ) as
+    the noisy sums of :mod:`skdp.stats` do. The bounds are 0 or ± powers
+    of two, within a factor 2 of the data's range: use them as the public
+    ``bounds`` of later statistics (post-processing). A column whose
+    values no bin holds enough of to stand out of the noise gets (0, 0).
+    A column far from 0 relative to its spread (years, say) gets loose
+    bounds: prefer bounds known from the data's meaning.
 
     Examples
     --------

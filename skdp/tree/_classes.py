@@ -375,42 +375,10 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
 class DPDecisionTreeClassifier(_BaseCountTrees):
     """A decision tree classifier with differential privacy.
 
-    A complete binary tree of depth ``max_depth`` over ``max_bins``
-    equal-width bins of each feature. Each level's splits are chosen by the
-    exponential mechanism with the max-count score (the rows a majority vote
-    in each child gets right; sensitivity 1), and each leaf releases its
-    class counts with Gaussian noise; the predicted probabilities are the
-    leaf's noisy class frequencies. Unlike a tree built without looking at
-    the data (diffprivlib's), the splits follow the labels.
-
-    Missing values (NaN) have a bin of their own: each split sends them left
-    or right, the side chosen with the threshold by the same exponential
-    mechanism (its candidates are every threshold with either side, and the
-    split of the missing values from the rest, for every feature whatever
-    the data holds), at no extra cost (see :ref:`trees`). ±inf is refused.
-
-    A categorical feature (``categorical_features``, with public
-    ``categories``) splits into two sets of categories. The exponential
-    mechanism's candidates for it are every assignment of its categories
-    (and of the missing value) to the two children together with the two
-    classes predicted left and right (a ≠ b), scored by the rows those
-    predictions get right, C_L,a + C_R,b (sensitivity 1; its maximum over
-    the classes is the max-count score), sampled exactly. With
-    ``epsilon=inf`` the categories are sorted by a class's share in the node
-    and the best Gini cut is taken (the best partition with two classes,
-    Breiman et al. 1984).
-
-    **Privacy.** The fit is ρ-zCDP with ρ calibrated to (ε, δ): half to the
-    ``max_depth`` levels' exponential mechanisms (ε_s²/8 each), half to the
-    leaf counts (a Gaussian of L2 sensitivity 1); the curve comes from the
-    parameters alone and is charged once before any value is read. Bins come
-    from the public ``bounds`` or, without them, from bounds released by
-    :func:`skdp.stats.bounds` with half of ε in the same charge.
-
-    With ``epsilon=inf`` the splits maximise the decrease of the Gini
-    impurity over the data's quantile bins (midpoints between distinct
-    values when a feature has at most ``max_bins``): scikit-learn's
-    ``DecisionTreeClassifier(max_depth=...)`` on such features, up to ties.
+    Splits are chosen by the exponential mechanism and the leaves release
+    noisy class counts; the fit is ρ-zCDP, calibrated to (``epsilon``,
+    ``delta``) and charged once before any value is read. Notes give the
+    algorithm, missing values, categorical features and the privacy analysis.
 
     Parameters
     ----------
@@ -465,6 +433,45 @@ class DPDecisionTreeClassifier(_BaseCountTrees):
         share (smaller for larger ε).
     privacy_curve_, epsilon_spent_, delta_spent_
     n_features_in_, feature_names_in_
+
+    Notes
+    -----
+    A complete binary tree of depth ``max_depth`` over ``max_bins``
+    equal-width bins of each feature. Each level's splits are chosen by the
+    exponential mechanism with the max-count score (the rows a majority vote
+    in each child gets right; sensitivity 1), and each leaf releases its
+    class counts with Gaussian noise; the predicted probabilities are the
+    leaf's noisy class frequencies. Unlike a tree built without looking at
+    the data (diffprivlib's), the splits follow the labels.
+
+    Missing values (NaN) have a bin of their own: each split sends them left
+    or right, the side chosen with the threshold by the same exponential
+    mechanism (its candidates are every threshold with either side, and the
+    split of the missing values from the rest, for every feature whatever
+    the data holds), at no extra cost (see :ref:`trees`). ±inf is refused.
+
+    A categorical feature (``categorical_features``, with public
+    ``categories``) splits into two sets of categories. The exponential
+    mechanism's candidates for it are every assignment of its categories
+    (and of the missing value) to the two children together with the two
+    classes predicted left and right (a ≠ b), scored by the rows those
+    predictions get right, C_L,a + C_R,b (sensitivity 1; its maximum over
+    the classes is the max-count score), sampled exactly. With
+    ``epsilon=inf`` the categories are sorted by a class's share in the node
+    and the best Gini cut is taken (the best partition with two classes,
+    Breiman et al. 1984).
+
+    **Privacy.** The fit is ρ-zCDP with ρ calibrated to (ε, δ): half to the
+    ``max_depth`` levels' exponential mechanisms (ε_s²/8 each), half to the
+    leaf counts (a Gaussian of L2 sensitivity 1); the curve comes from the
+    parameters alone and is charged once before any value is read. Bins come
+    from the public ``bounds`` or, without them, from bounds released by
+    :func:`skdp.stats.bounds` with half of ε in the same charge.
+
+    With ``epsilon=inf`` the splits maximise the decrease of the Gini
+    impurity over the data's quantile bins (midpoints between distinct
+    values when a feature has at most ``max_bins``): scikit-learn's
+    ``DecisionTreeClassifier(max_depth=...)`` on such features, up to ties.
 
     Examples
     --------

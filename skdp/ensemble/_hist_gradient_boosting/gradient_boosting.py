@@ -188,6 +188,97 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
 class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoosting):
     """Histogram gradient boosting for classification, with differential privacy.
 
+    Every read of the data is a noisy release: splits chosen by the exponential
+    mechanism, leaf values from noisy gradient and hessian sums. The whole fit
+    is one curve calibrated to (``epsilon``, ``delta``), charged once before
+    any value is read (with private bounds in the same charge when none are
+    given). Notes give the algorithm, its privacy analysis and the defaults.
+
+    Parameters
+    ----------
+    epsilon : float > 0, default=1.0
+    delta : float in (0, 1), default=1e-5
+        :data:`skdp.utils.DEFAULT_DELTA`; must be > 0 for finite ε.
+    bounds : tuple (lower, upper) or None, default=None
+        Public bounds of the features (scalars or arrays of shape
+        (n_features,); the entries of categorical features are ignored);
+        values outside fall in the first or last bin. ``None``: the numeric
+        features' bounds are released privately with half of ε (public
+        bounds are better).
+    classes : array-like or None, default=None
+        The public labels; ``None`` reads them from ``y`` (a warned leak).
+    categorical_features : {"from_dtype"} or array-like or None, default="from_dtype"
+        The categorical features, as in scikit-learn's
+        ``HistGradientBoosting*``: a boolean mask, integer indices, feature
+        names (DataFrame input), ``"from_dtype"`` (the columns of a pandas
+        DataFrame with a ``Categorical`` dtype) or ``None``. A categorical
+        feature splits into two sets of categories (see :ref:`trees`); a
+        missing value (NaN or None) is a category of its own.
+    categories : list of array-like or None, default=None
+        The public categories, one list per categorical feature in column
+        order (as :class:`~sklearn.preprocessing.OneHotEncoder`'s
+        ``categories``), at most ``max_bins`` each. ``None``: the categories
+        of each column's pandas ``Categorical`` dtype. **The categories of a
+        pandas Categorical dtype are part of the table's schema and are
+        treated as public**: build the dtype from the schema
+        (``pd.CategoricalDtype(categories)``), never from the rows
+        (``astype("category")`` lists the values that occur, which leaks
+        them). Categories are never read from the data's values: a value
+        outside them is refused at fit, before the charge; at predict it
+        goes where the missing values go.
+    max_iter : int, default=20
+        Boosting rounds.
+    learning_rate : float > 0, default=0.5
+    max_depth : int in [1, 12], default=2
+        Trees are complete: 2^max_depth leaves, and histograms of
+        2^(max_depth − 1) × n_features × max_bins sums on the last level.
+    max_bins : int in [2, 255], default=32
+    l2_regularization : float >= 0, default=0.0
+    min_samples_leaf : int, default=20
+        Only for ``epsilon=inf`` (see Notes).
+    budget : PrivacyBudget or None, default=None
+    random_state : int, numpy Generator or None, default=None
+    secure : bool, default=False
+        Draw every random number of the fit from the operating system's
+        CSPRNG instead of numpy's generator; ``random_state`` must then be
+        None. See :ref:`secure_randomness`.
+    verbose : int, default=0
+        Print one line per boosting round (its trees and leaves, the elapsed
+        time) when > 0; nothing computed on the training rows is printed.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_iter_ : int
+    n_trees_per_iteration_ : int
+    bin_edges_ : ndarray of shape (n_features, max_bins − 1)
+        The inner edges of the bins (from the bounds, or the quantiles at ε = ∞);
+        NaN for categorical features (their bins are their categories).
+    bounds_ : tuple of two ndarrays, or None
+        The bounds the bins span (public or released; NaN for categorical
+        features); None at ε = ∞ without bounds.
+    is_categorical_ : ndarray of shape (n_features,) or None
+        Which features are categorical; None if none is.
+    split_epsilon_ : float
+        ε_s of each level's exponential mechanism (finite ε only).
+    leaf_noise_std_ : tuple (float, float)
+        Noise std of each leaf's gradient and hessian sum (finite ε only).
+    feature_importances_ : ndarray of shape (n_features,)
+        The importance of each feature, from the released trees alone: the
+        gain G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) of each split (the
+        loss decrease of Newton leaves) computed from the leaves' released
+        gradient and hessian sums (noisy with finite ε, each hessian sum
+        floored at 10 times its noise std as the leaf values are; a node's
+        sums are its leaves'), floored at 0, added up by feature over every
+        tree and normalised to sum to 1, as scikit-learn's
+        ``GradientBoosting*`` does (its ``HistGradientBoosting*`` has none);
+        all zeros if no split has a gain. Post-processing: it costs no
+        privacy.
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_, feature_names_in_
+
+    Notes
+    -----
     The boosting of scikit-learn's
     :class:`~sklearn.ensemble.HistGradientBoostingClassifier` (log-loss,
     Newton leaf values, one tree per class per round for more than two
@@ -247,89 +338,6 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     (``min_samples_leaf`` applies only there: with finite ε the trees are
     complete). The private splitter is a different algorithm: the gain has
     no bounded sensitivity.
-
-    Parameters
-    ----------
-    epsilon : float > 0, default=1.0
-    delta : float in (0, 1), default=1e-5
-        :data:`skdp.utils.DEFAULT_DELTA`; must be > 0 for finite ε.
-    bounds : tuple (lower, upper) or None, default=None
-        Public bounds of the features (scalars or arrays of shape
-        (n_features,); the entries of categorical features are ignored);
-        values outside fall in the first or last bin. ``None``: the numeric
-        features' bounds are released privately with half of ε (public
-        bounds are better).
-    classes : array-like or None, default=None
-        The public labels; ``None`` reads them from ``y`` (a warned leak).
-    categorical_features : {"from_dtype"} or array-like or None, default="from_dtype"
-        The categorical features, as in scikit-learn's
-        ``HistGradientBoosting*``: a boolean mask, integer indices, feature
-        names (DataFrame input), ``"from_dtype"`` (the columns of a pandas
-        DataFrame with a ``Categorical`` dtype) or ``None``. A categorical
-        feature splits into two sets of categories (see :ref:`trees`); a
-        missing value (NaN or None) is a category of its own.
-    categories : list of array-like or None, default=None
-        The public categories, one list per categorical feature in column
-        order (as :class:`~sklearn.preprocessing.OneHotEncoder`'s
-        ``categories``), at most ``max_bins`` each. ``None``: the categories
-        of each column's pandas ``Categorical`` dtype. **The categories of a
-        pandas Categorical dtype are part of the table's schema and are
-        treated as public**: build the dtype from the schema
-        (``pd.CategoricalDtype(categories)``), never from the rows
-        (``astype("category")`` lists the values that occur, which leaks
-        them). Categories are never read from the data's values: a value
-        outside them is refused at fit, before the charge; at predict it
-        goes where the missing values go.
-    max_iter : int, default=20
-        Boosting rounds.
-    learning_rate : float > 0, default=0.5
-    max_depth : int in [1, 12], default=2
-        Trees are complete: 2^max_depth leaves, and histograms of
-        2^(max_depth − 1) × n_features × max_bins sums on the last level.
-    max_bins : int in [2, 255], default=32
-    l2_regularization : float >= 0, default=0.0
-    min_samples_leaf : int, default=20
-        Only for ``epsilon=inf`` (see above).
-    budget : PrivacyBudget or None, default=None
-    random_state : int, numpy Generator or None, default=None
-    secure : bool, default=False
-        Draw every random number of the fit from the operating system's
-        CSPRNG instead of numpy's generator; ``random_state`` must then be
-        None. See :ref:`secure_randomness`.
-    verbose : int, default=0
-        Print one line per boosting round (its trees and leaves, the elapsed
-        time) when > 0; nothing computed on the training rows is printed.
-
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-    n_iter_ : int
-    n_trees_per_iteration_ : int
-    bin_edges_ : ndarray of shape (n_features, max_bins − 1)
-        The inner edges of the bins (from the bounds, or the quantiles at ε = ∞);
-        NaN for categorical features (their bins are their categories).
-    bounds_ : tuple of two ndarrays, or None
-        The bounds the bins span (public or released; NaN for categorical
-        features); None at ε = ∞ without bounds.
-    is_categorical_ : ndarray of shape (n_features,) or None
-        Which features are categorical; None if none is.
-    split_epsilon_ : float
-        ε_s of each level's exponential mechanism (finite ε only).
-    leaf_noise_std_ : tuple (float, float)
-        Noise std of each leaf's gradient and hessian sum (finite ε only).
-    feature_importances_ : ndarray of shape (n_features,)
-        The importance of each feature, from the released trees alone: the
-        gain G_L²/(H_L + λ) + G_R²/(H_R + λ) − G²/(H + λ) of each split (the
-        loss decrease of Newton leaves) computed from the leaves' released
-        gradient and hessian sums (noisy with finite ε, each hessian sum
-        floored at 10 times its noise std as the leaf values are; a node's
-        sums are its leaves'), floored at 0, added up by feature over every
-        tree and normalised to sum to 1, as scikit-learn's
-        ``GradientBoosting*`` does (its ``HistGradientBoosting*`` has none);
-        all zeros if no split has a gain. Post-processing: it costs no
-        privacy.
-    privacy_curve_, epsilon_spent_, delta_spent_
-    n_features_in_, feature_names_in_
 
     Examples
     --------
@@ -467,6 +475,29 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
 class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoosting):
     """Histogram gradient boosting for regression (squared error), with differential privacy.
 
+    The target is clipped to ``bounds_y`` and every gradient is clipped per
+    row; the fit is charged once, as the classifier's. Notes give the clipping
+    and the sensitivities.
+
+    Parameters
+    ----------
+    epsilon, delta, bounds, categorical_features, categories, max_iter, learning_rate, \
+max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
+        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
+    bounds_y : tuple (lower, upper) or None, default=None
+        Public bounds of the target; ``None``: released privately.
+
+    Attributes
+    ----------
+    bounds_y_ : tuple (float, float) or None
+    n_iter_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
+    feature_importances_
+        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
+    privacy_curve_, epsilon_spent_, delta_spent_
+    n_features_in_, feature_names_in_
+
+    Notes
+    -----
     The algorithm of :class:`~skdp.ensemble.DPHistGradientBoostingClassifier` on the squared
     error. The target is clipped to ``bounds_y`` (public; without them
     released by :func:`skdp.stats.bounds` with the features' missing bounds,
@@ -488,23 +519,6 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoostin
     With ``epsilon=inf`` nothing is clipped or scaled unless ``bounds_y`` is
     given: scikit-learn's ``HistGradientBoostingRegressor`` (squared error)
     with ``max_leaf_nodes=None`` and ``early_stopping=False``.
-
-    Parameters
-    ----------
-    epsilon, delta, bounds, categorical_features, categories, max_iter, learning_rate, \
-max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
-        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
-    bounds_y : tuple (lower, upper) or None, default=None
-        Public bounds of the target; ``None``: released privately.
-
-    Attributes
-    ----------
-    bounds_y_ : tuple (float, float) or None
-    n_iter_, bin_edges_, bounds_, is_categorical_, split_epsilon_, leaf_noise_std_
-    feature_importances_
-        As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
-    privacy_curve_, epsilon_spent_, delta_spent_
-    n_features_in_, feature_names_in_
 
     Examples
     --------
