@@ -15,6 +15,7 @@ from ..accounting import RDPCurve
 from ..stats._sums import _mean_curve, _mean_release, _var_curve, _var_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy
 from ..utils._validation import validate_data
 from ._validation import check_bool, finite_output
 
@@ -156,7 +157,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        X = check_lazy_X(self, X) if lazy else validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
@@ -164,6 +166,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
         with_mean = check_bool(self.with_mean, "with_mean")
         with_std = check_bool(self.with_std, "with_std")
         secure = check_bool(self.secure, "secure")
+        if lazy and secure:
+            raise refuse_lazy("secure=True")
         rng = self._check_generator()
         stat_curve = None  # the curve of the statistic at a given epsilon
         if with_std or with_mean:
@@ -189,8 +193,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             return self
         self.bounds_ = no_bounds(n_features) if bounds is None else bounds
         if bounds is None:  # epsilon=inf without bounds: scikit-learn's statistics, no clipping
-            self.mean_ = np.mean(X, axis=0)
-            self.var_ = np.var(X, axis=0) if with_std else None
+            self.mean_ = np.asarray(np.mean(X, axis=0))  # (np.asarray computes a dask result)
+            self.var_ = np.asarray(np.var(X, axis=0)) if with_std else None
         else:
             kw = dict(epsilon=eps_stat, delta=delta, bounds=bounds, axis=0, rng=rng,
                       secure=secure)
@@ -205,6 +209,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             self.scale_ = None
         return self
 
+    @lazy_rows
     def transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Clip X to ``bounds_`` (as the fit did), then standardise it.
 
@@ -229,6 +234,7 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             X = X / self.scale_
         return X
 
+    @lazy_rows
     def inverse_transform(self, X: ArrayLike, copy: bool | None = None) -> NDArray:
         """Undo the standardisation.
 

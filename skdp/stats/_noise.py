@@ -370,9 +370,14 @@ def _flatten(arr, bounds, axis):
     """
     n = arr.shape[0]
     x = arr.reshape(n, math.prod(arr.shape[1:]))  # -1 is ambiguous when n == 0
-    lower, upper = bounds
-    m = x.shape[1]
-    lower = np.broadcast_to(np.asarray(lower, dtype=float).reshape(-1) if np.ndim(lower) else lower, (m,))
-    upper = np.broadcast_to(np.asarray(upper, dtype=float).reshape(-1) if np.ndim(upper) else upper, (m,))
+    lower, upper = _column_bounds(bounds, x.shape[1])
     x = np.clip(x, _scalar_if_one(lower), _scalar_if_one(upper))
     return x, lower, upper
+
+
+def _column_bounds(bounds, m):
+    """The (m,) arrays of lower and upper bounds of ``bounds`` (scalars or arrays)."""
+    lower, upper = bounds
+    lower = np.broadcast_to(np.asarray(lower, dtype=float).reshape(-1) if np.ndim(lower) else lower, (m,))
+    upper = np.broadcast_to(np.asarray(upper, dtype=float).reshape(-1) if np.ndim(upper) else upper, (m,))
+    return lower, upper

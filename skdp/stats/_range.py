@@ -54,6 +54,7 @@ from ..exceptions import NoisyEstimateWarning
 
 from ..accounting._bisect import largest_within
 from ..utils import check_bounds
+from ..utils._rows import is_lazy, row_sums
 from ._checks import _charge, _check_common, _check_data
 from ._histograms import _histogram_curve
 from ._noise import _noise_scales, _noisy_counts, _sums_delta
@@ -179,8 +180,14 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
     point), the others' from :func:`_hull`. The same noisy counts are
     released either way: the choice is post-processing.
     """
-    X = np.asarray(X, dtype=float)
+    lazy = is_lazy(X)
+    X = X if lazy else np.asarray(X, dtype=float)
     n, d = X.shape
+    if epsilon == math.inf and lazy:  # validated: finite values
+        import dask
+
+        return tuple(np.asarray(v, dtype=float) for v in
+                     dask.compute(X.min(axis=0), X.max(axis=0)))
     if epsilon == math.inf:
         observed = ~np.isnan(X)
         lower = np.where(observed, X, np.inf).min(axis=0, initial=np.inf)
@@ -188,9 +195,7 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
         empty = ~observed.any(axis=0)
         lower[empty] = upper[empty] = 0.0
         return lower, upper
-    idx = bin_index(X)
-    flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
-    counts = np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
+    counts = row_sums(_bin_counts, X)  # in memory, or summed over dask chunks
     noisy = _noisy_counts(counts, epsilon=epsilon, delta=delta, rng=rng, secure=secure,
                           n_outputs=d)
     noisy = np.asarray(noisy, dtype=float)
@@ -202,6 +207,14 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
                                         _pair_level(epsilon, delta, d), epsilon=epsilon)
         lower, upper = np.concatenate([lower, t_lower]), np.concatenate([upper, t_upper])
     return lower, upper
+
+
+def _bin_counts(X):
+    """The (d, N_BINS) counts of the entries of the 2-D block ``X`` in each column's bins."""
+    d = X.shape[1]
+    idx = bin_index(X)
+    flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
+    return np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
 
 
 def _hull_bins(noisy, kept, threshold):

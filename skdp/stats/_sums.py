@@ -10,12 +10,15 @@ with scalar bounds takes a faster path to the same sum
 """
 
 import math
+from functools import partial
 
 import numpy as np
 
+from ..utils._rows import is_lazy, row_sums
 from ._checks import _check_axis, _check_n_outputs
 from ._noise import (
     _ColumnSums,
+    _column_bounds,
     _flatten,
     _noisy_counts,
     _noisy_sums,
@@ -213,12 +216,17 @@ def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=N
     count and the d sums share (ε, δ) as k = d + 1 sums (module docstring).
     ``value_range`` enables the fast path of :func:`_one_total`.
     """
-    arr = np.atleast_1d(np.asarray(a, dtype=float))
+    arr = a if is_lazy(a) else np.atleast_1d(np.asarray(a, dtype=float))
     _, shape = _check_axis(arr, axis)
     part, c = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
                          centre=True)
     m = math.prod(arr.shape[1:]) if axis is None else 1  # entries per row contribution
-    if part is None:
+    if part is None and _one_pass(arr, axis, epsilon, secure):  # in memory or on dask chunks
+        lower, upper, c, h = _centre_and_half_width(bounds, math.prod(arr.shape[1:]))
+        totals = row_sums(partial(_centred_sums, lower=lower, upper=upper, centre=c,
+                                  squares=False), arr)
+        part = (_ColumnSums(totals, arr.shape[0]), -h, h)
+    elif part is None:
         x, h, c, m = _centered(arr, bounds, axis)
         if epsilon == math.inf:
             return np.mean(x.reshape(arr.shape), axis=axis)
@@ -262,10 +270,16 @@ def _var_release(a, *, epsilon, delta, bounds, axis, rng, secure, ddof=0, return
     in exact arithmetic; the float results differ in the last bits only).
     With ``secure`` every y² − h²/2 is snapped to the grid row by row.
     """
-    arr = np.atleast_1d(np.asarray(a, dtype=float))
+    arr = a if is_lazy(a) else np.atleast_1d(np.asarray(a, dtype=float))
     _, shape = _check_axis(arr, axis)
-    x, h, c, m = _centered(arr, bounds, axis)
     n_rows = arr.shape[0]
+    if _one_pass(arr, axis, epsilon, secure):  # in memory or on dask chunks alike
+        lower, upper, c, h = _centre_and_half_width(bounds, math.prod(arr.shape[1:]))
+        s1, sq = row_sums(partial(_centred_sums, lower=lower, upper=upper, centre=c), arr)
+        return _var_from_sums(n_rows, s1, sq, c, h, epsilon=epsilon, delta=delta, rng=rng,
+                              axis=axis, shape=shape, ddof=ddof, return_mean=return_mean,
+                              return_count=return_count)
+    x, h, c, m = _centered(arr, bounds, axis)
     if epsilon == math.inf:
         xr = x.reshape(arr.shape)
         mean = np.mean(xr, axis=axis) if return_mean else None
@@ -285,6 +299,55 @@ def _var_release(a, *, epsilon, delta, bounds, axis, rng, secure, ddof=0, return
         else:
             y2 = _ColumnSums(_column_sq_sums(y) - n_rows * (h * h / 2.0), n_rows)
             y = _ColumnSums(np.sum(y, axis=0), n_rows)
+    return _var_noisy(n_rows, y, y2, c, h, m, epsilon=epsilon, delta=delta, rng=rng,
+                      secure=secure, axis=axis, shape=shape, ddof=ddof, return_mean=return_mean,
+                      return_count=return_count)
+
+
+def _one_pass(arr, axis, epsilon, secure):
+    """Whether :func:`_var_release` and :func:`_mean_release` take their sums in one pass of rows.
+
+    The float releases (not ``secure``, finite ε) where a row contributes
+    one value per output: :func:`_centred_sums` over the rows, through
+    :func:`skdp.utils._rows.row_sums`, on an in-memory array or a dask one.
+    """
+    return not secure and epsilon != math.inf and (axis is not None or
+                                                   math.prod(arr.shape[1:]) == 1)
+
+
+def _centre_and_half_width(bounds, m):
+    """(lower, upper, c, h) of (m,) arrays: the bounds, their midpoint c and half-width h."""
+    lower, upper = _column_bounds(bounds, m)
+    return lower, upper, (lower + upper) / 2.0, (upper - lower) / 2.0
+
+
+def _centred_sums(x, *, lower, upper, centre, squares=True):
+    """Σy and Σy² per column of the block ``x``, y = clip(x, lower, upper) − centre.
+
+    The block function of a pass of :func:`skdp.utils._rows.row_sums`: the
+    same operations as the in-memory release (one clipped buffer, centred in
+    place, a sum and one dot product), so one block gives the same bits.
+    """
+    y = np.clip(x.reshape(x.shape[0], lower.size), _scalar_if_one(lower), _scalar_if_one(upper))
+    np.subtract(y, _scalar_if_one(centre), out=y)
+    if not squares:
+        return np.sum(y, axis=0)
+    return np.sum(y, axis=0), _column_sq_sums(y)
+
+
+def _var_from_sums(n_rows, s1, sq, c, h, **kwargs):
+    """:func:`_var_release` from the exact sums Σy and Σy² of ``n_rows`` rows (y = x − c).
+
+    Σ(y² − h²/2) = Σy² − n·h²/2; the noise is added by :func:`_noisy_sums`.
+    """
+    y = _ColumnSums(s1, n_rows)
+    y2 = _ColumnSums(sq - n_rows * (h * h / 2.0), n_rows)
+    return _var_noisy(n_rows, y, y2, c, h, 1, secure=False, **kwargs)
+
+
+def _var_noisy(n_rows, y, y2, c, h, m, *, epsilon, delta, rng, secure, axis, shape, ddof,
+               return_mean, return_count):
+    """The noisy count, Σy and Σ(y² − h²/2) released together, and the mean and variance from them."""
     h_sum = h * m
     half_sq = m * h * h / 2.0
     count, s1, s2 = _noisy_sums(

@@ -38,23 +38,44 @@ class TreePredictor:
         self.depth = int(np.log2(value.shape[0]))
 
     def leaf_index(self, binned):
-        n = binned.shape[0]
-        node = np.zeros(n, dtype=np.int64)
-        rows = np.arange(n)
-        for _ in range(self.depth):
-            node = 2 * node + 1 + _goes_right(binned, rows, self.feature[node],
-                                               self.threshold, node)
-        return node - (self.value.shape[0] - 1)
+        table = self.threshold
+        if table.ndim == 1:  # int thresholds: bins >= the threshold go right
+            table = np.arange(256)[None, :] >= table[:, None]
+        local = np.zeros(binned.shape[0], dtype=np.intp)
+        for level in range(self.depth):
+            first, n_nodes = 2**level - 1, 2**level
+            local = _children(binned, local, n_nodes, self.feature[first:first + n_nodes],
+                              table[first:first + n_nodes])
+        return local
 
     def predict(self, binned):
         return self.value[self.leaf_index(binned)]
 
 
-def _goes_right(binned, rows, feature, threshold, node):
-    bin_ = binned[rows, feature]
-    if threshold.ndim == 2:
-        return threshold[node, bin_]
-    return bin_ >= threshold[node]
+def _children(binned, local, n_nodes, feature, table):
+    """Each row's node on the next level, 2·node + (1 if its bin goes right), from its node.
+
+    ``local`` (intp, one per row) is each row's node among the level's
+    ``n_nodes``; node i splits on ``feature[i]`` by the bool row ``table[i]``.
+    One lookup per distinct feature of the level, in a table of
+    (node, bin) → goes right that is False for the nodes on other features:
+    a row reads only its own column, as ``binned[row, feature[local[row]]]``.
+    """
+    table = np.asarray(table, dtype=bool)
+    if n_nodes == 1:
+        right = table[0][binned[:, feature[0]]]
+        return right.view(np.uint8).astype(np.intp)
+    n_bins = table.shape[1]
+    base = local * n_bins
+    right = np.zeros(local.shape[0], dtype=bool)
+    index = np.empty_like(base)
+    for j in np.unique(feature):
+        lookup = (table & (feature == j)[:, None]).ravel()
+        np.add(base, binned[:, j], out=index)
+        right |= lookup[index]
+    children = np.multiply(local, 2, out=base)  # base is no longer needed
+    children += right
+    return children
 
 
 def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, report=None):
@@ -63,11 +84,10 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, re
     ``report(level)``, when given, is called after each level's splits (1..max_depth).
     """
     n = binned.shape[0]
-    rows = np.arange(n)
     n_inner = 2**max_depth - 1
     feature = np.zeros(n_inner, dtype=np.int64)
     threshold = None
-    local = np.zeros(n, dtype=np.int64)  # each row's node among the level's nodes
+    local = np.zeros(n, dtype=np.intp)  # each row's node among the level's nodes
     for level in range(max_depth):
         n_nodes = 2**level
         f, t = splitter.split(bins, local, n_nodes, g, h, rng)
@@ -76,7 +96,7 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, re
             threshold = np.zeros((n_inner,) + t.shape[1:], dtype=t.dtype)
         feature[first:first + n_nodes] = f
         threshold[first:first + n_nodes] = t
-        local = 2 * local + _goes_right(binned, rows, f[local], t, local)
+        local = _children(binned, local, n_nodes, f, t)
         if report is not None:
             report(level + 1)
     n_leaves = 2**max_depth
