@@ -18,7 +18,7 @@ import skdp
 # (through privacy_cost), scipy.special and scipy.fft took most of the rest.
 # psycopg: only a PostgreSQL ledger needs it (the optional `postgres` extra).
 HEAVY = ["scipy.optimize", "scipy.special", "scipy.fft", "scipy.stats", "sklearn", "pandas",
-         "psycopg"]
+         "psycopg", "dask", "distributed"]
 
 
 def _modules_after(code):
@@ -72,3 +72,12 @@ def test_every_public_subpackage_is_reachable_from_skdp():
     public = {info.name for info in pkgutil.iter_modules(skdp.__path__) if not info.name.startswith("_")}
     public.discard("cli")  # the command line's module, not a subpackage
     assert public == skdp._SUBPACKAGES
+
+
+def test_fits_on_arrays_load_no_dask():
+    # dask is an optional extra (skdp[dask]): only a dask input imports it (skdp.utils._rows)
+    code = (
+        "import numpy as np\nfrom skdp.preprocessing import DPStandardScaler\n"
+        "DPStandardScaler(random_state=0).fit(np.ones((50, 2)))"
+    )
+    assert not {"dask", "distributed"} & set(_modules_after(code))
