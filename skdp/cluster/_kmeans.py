@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
-from ..decomposition._pca import gaussian_multiplier
+from ..decomposition._pca import clipped_blocks, gaussian_multiplier
 from ..preprocessing._validation import finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import (
@@ -73,10 +73,12 @@ def _squared_distances(X, centers):
     return np.maximum(d, 0.0)
 
 
-def _nearest(X, centers):
-    """The nearest centre of each row: argmin of ‖c‖² − 2⟨x, c⟩ (‖x‖² is the same for all c)."""
-    scores = np.einsum("ij,ij->i", centers, centers)[:, None] - 2.0 * (centers @ X.T)
-    return np.argmin(scores, axis=0)
+def _nearest(Y, centers, center_sq):
+    """The nearest centre of each row: argmin of ‖c‖² − 2⟨y, c⟩ (‖y‖² is the same for all c).
+
+    ``center_sq`` is ‖c‖² of each centre; one matrix product for the block ``Y``.
+    """
+    return np.argmin(center_sq - 2.0 * (Y @ centers.T), axis=1)
 
 
 def _group_sums(labels, Y, k):
@@ -84,6 +86,11 @@ def _group_sums(labels, Y, k):
     n = len(labels)
     onehot = sparse.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
     return np.asarray(onehot.T @ Y, dtype=float)
+
+
+def _centred_blocks(X, box):
+    """The rows of X clipped to the box and centred at its midpoint, block by block (no copy)."""
+    return clipped_blocks(X, box, None)
 
 
 def _n_steps(n_hat, n_clusters, n_features, z):
@@ -98,8 +105,12 @@ def _n_steps(n_hat, n_clusters, n_features, z):
     return int(min(MAX_AUTO_STEPS, max(1, math.floor(ratio * ratio))))
 
 
-def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
-    """A private coreset of the centred rows Y: the noisy means and counts of a tree's leaves.
+def _tree_coreset(X, box, H, n_hat, n_clusters, z_level, z_leaf, rng):
+    """A private coreset of the rows Y of X clipped to ``box`` and centred at its midpoint.
+
+    It holds the noisy means and counts of a tree's leaves; Y is read by
+    blocks (:func:`_centred_blocks`), twice: for the sides of every row, then
+    for the leaves' sums.
 
     The tree is a prefix tree of random-hyperplane hashes (SimHash, Charikar 2002): level
     l splits each node by the sign of ⟨g_l, y⟩, g_l a Gaussian direction drawn
@@ -111,10 +122,13 @@ def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
     (noise std ``z_level``); it is in at most one leaf, so the leaves' sums have L2
     sensitivity H (noise std ``z_leaf``·H per coordinate). Returns (points, weights).
     """
-    n, d = Y.shape
+    n, d = X.shape
     node_min = max(1.0, min(LEAF_ROWS * math.sqrt(d) * z_leaf, n_hat / (2.0 * n_clusters)))
     branch_min = BRANCH_FACTOR * node_min
-    projections = rng.standard_normal((TREE_DEPTH, d)) @ Y.T  # (levels, n): a level per row
+    directions = rng.standard_normal((TREE_DEPTH, d))
+    above = np.empty((TREE_DEPTH, n), dtype=bool)  # the side of each level's hyperplane
+    for rows, Y in _centred_blocks(X, box):
+        above[:, rows] = directions @ Y.T >= 0.0
     rows = np.arange(n)  # the rows still in the tree (not in a leaf, not dropped)
     node = np.zeros(n, dtype=np.int64)  # their node at this level
     counts = np.array([n_hat])  # the level's noisy counts
@@ -135,7 +149,7 @@ def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
             break
         slot = np.full(len(counts), -1, dtype=np.int64)
         slot[parents] = np.arange(len(parents))
-        child = 2 * slot[node] + (projections[level, rows] >= 0.0)
+        child = 2 * slot[node] + above[level, rows]
         child_counts = np.bincount(child, minlength=2 * len(parents)).astype(float)
         child_counts += rng.normal(0.0, z_level, size=len(child_counts))
         kept = child_counts >= node_min
@@ -158,8 +172,10 @@ def _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng):
     m = len(leaf_counts)
     if m == 0:
         return np.zeros((0, d)), np.zeros(0)
-    inside = leaf >= 0
-    sums = _group_sums(leaf[inside], Y[inside], m)
+    sums = np.zeros((m, d))
+    for rows, Y in _centred_blocks(X, box):
+        inside = leaf[rows] >= 0
+        sums += _group_sums(leaf[rows][inside], Y[inside], m)
     sums += rng.normal(0.0, z_leaf * H, size=sums.shape)
     weights = np.maximum(np.asarray(leaf_counts, dtype=float), 1.0)
     return sums / weights[:, None], weights
@@ -385,22 +401,20 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             self.bounds_ = (np.full(n_features, -np.inf), np.full(n_features, np.inf))
         else:
             self.bounds_ = bounds
-        Xc = np.clip(X, *self.bounds_)
         if epsilon == math.inf:
-            self._fit_exact(Xc, init, n_clusters, max_iter, rng)
+            self._fit_exact(np.clip(X, *self.bounds_), init, n_clusters, max_iter, rng)
             say(f"scikit-learn's KMeans (epsilon=inf), {self.n_iter_} iterations")
             return self
         box = self.bounds_
         c = (box[0] + box[1]) / 2.0
         H = float(np.sqrt(np.sum(((box[1] - box[0]) / 2.0) ** 2)))
-        Y = Xc - c
         private_init = isinstance(init, str) and init == "private"
         n_hat = X.shape[0] + rng.normal(0.0, z / math.sqrt(N_SHARE))
         rest = 1.0 - N_SHARE
         if private_init:
             z_level = z * math.sqrt((TREE_DEPTH) / TREE_COUNT_SHARE)
             z_leaf = z / math.sqrt(LEAF_SHARE)
-            points, weights = _tree_coreset(Y, H, n_hat, n_clusters, z_level, z_leaf, rng)
+            points, weights = _tree_coreset(X, box, H, n_hat, n_clusters, z_level, z_leaf, rng)
             centers = _weighted_kmeans(points, weights, n_clusters, box, c, rng)
             rest -= TREE_COUNT_SHARE + LEAF_SHARE
             say(f"seeded {n_clusters} centres from a private tree coreset")
@@ -410,7 +424,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
             centers = init
         z_lloyd = z / math.sqrt(rest)
         steps = max_iter or _n_steps(n_hat, n_clusters, n_features, z_lloyd)
-        step = _LloydStep(Y, c, H, z_lloyd * math.sqrt(steps),
+        step = _LloydStep(X, c, H, z_lloyd * math.sqrt(steps),
                           1.0 / (1.0 + math.sqrt(n_features)), box, rng)
         say(f"{steps} Lloyd steps")  # from the released count of rows: n_iter_
         for t in range(steps):
@@ -497,22 +511,29 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
 
 
 class _LloydStep:
-    """One private Lloyd step on the centred clipped rows Y: centroids from noisy counts and sums.
+    """One private Lloyd step on the rows of X clipped to ``box`` and centred at its midpoint c.
 
-    ``z`` is the noise multiplier of the step's Gaussian vector: the counts (sensitivity 1)
-    get std z/√count_w and the sums (L2 sensitivity H) std z·H/√(1 − count_w), so the
-    vector has L2 sensitivity 1 once scaled (one row is in one cluster).
+    Centroids from noisy counts and sums. ``z`` is the noise multiplier of the step's
+    Gaussian vector: the counts (sensitivity 1) get std z/√count_w and the sums (L2
+    sensitivity H) std z·H/√(1 − count_w), so the vector has L2 sensitivity 1 once scaled
+    (one row is in one cluster). The rows are read by blocks (:func:`_centred_blocks`): per
+    block one product for the distances and one for the clusters' sums.
     """
 
-    def __init__(self, Y, c, H, z, count_w, box, rng):
-        self.Y, self.c, self.H, self.z, self.box, self.rng = Y, c, H, z, box, rng
+    def __init__(self, X, c, H, z, count_w, box, rng):
+        self.X, self.c, self.H, self.z, self.box, self.rng = X, c, H, z, box, rng
         self.count_w = count_w
 
     def __call__(self, centers):
         k, d = centers.shape
-        labels = _nearest(self.Y, centers - self.c)
-        counts = np.bincount(labels, minlength=k).astype(float)
-        sums = _group_sums(labels, self.Y, k)
+        shifted = centers - self.c
+        center_sq = np.einsum("ij,ij->i", shifted, shifted)
+        counts, sums = np.zeros(k), np.zeros((k, d))
+        for _, Y in _centred_blocks(self.X, self.box):
+            labels = _nearest(Y, shifted, center_sq)
+            onehot = (labels == np.arange(k)[:, None]).astype(float)  # (k, rows)
+            counts += onehot.sum(axis=1)
+            sums += onehot @ Y
         count_std = self.z / math.sqrt(self.count_w)
         counts = counts + self.rng.normal(0.0, count_std, size=k)
         sums = sums + self.rng.normal(0.0, self.z * self.H / math.sqrt(1.0 - self.count_w),

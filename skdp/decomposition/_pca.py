@@ -18,6 +18,7 @@ from ..preprocessing._validation import check_bool, finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._blocks import clip_block, row_blocks, scalar_if_equal
 from ..utils._validation import check_array, validate_data
 
 if TYPE_CHECKING:
@@ -63,6 +64,17 @@ def check_data_norm(data_norm):
     return float(data_norm)
 
 
+def _centre_and_norm(bounds, data_norm):
+    """The centre c and the norm bound C of the rows of :func:`clip_rows`."""
+    lower, upper = bounds
+    if data_norm is not None:
+        return np.zeros(lower.size), data_norm
+    if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+        return np.zeros(lower.size), math.inf
+    half = (upper - lower) / 2.0
+    return (lower + upper) / 2.0, float(np.sqrt(np.sum(half * half)))
+
+
 def clip_rows(X, bounds, data_norm):
     """Rows clipped to the box ``bounds``, centred, and of L2 norm at most C.
 
@@ -70,46 +82,89 @@ def clip_rows(X, bounds, data_norm):
     half-diagonal (the box alone bounds the norm); with it, c = 0 and rows
     longer than ``data_norm`` are scaled down to it. Infinite bounds clip
     nothing (``epsilon=inf``). Returns (Y, c, C) with Y = clipped rows − c (a
-    new array).
+    new array); :func:`clipped_blocks` gives the same rows block by block.
     """
-    lower, upper = bounds
-    Y = np.clip(X, lower, upper)
+    c, C = _centre_and_norm(bounds, data_norm)
+    Y = np.clip(X, *bounds)
     if data_norm is None:
-        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
-            return Y, np.zeros(X.shape[1]), math.inf
-        c = (lower + upper) / 2.0
-        half = (upper - lower) / 2.0
-        return Y - c, c, float(np.sqrt(np.sum(half * half)))
-    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    too_long = norms > data_norm
-    Y[too_long] *= (data_norm / norms[too_long])[:, None]
-    return Y, np.zeros(X.shape[1]), data_norm
+        return (Y - c if math.isfinite(C) else Y), c, C
+    return shrink_rows(Y, C), c, C
+
+
+def clipped_blocks(X, bounds, data_norm):
+    """The rows of :func:`clip_rows` block by block, without a copy of ``X``.
+
+    Yields (rows, Y): a slice of X's rows and those rows clipped, centred and
+    scaled down as :func:`clip_rows` does, in one buffer that the next block
+    overwrites (:mod:`skdp.utils._blocks`).
+    """
+    n, d = X.shape
+    c, C = _centre_and_norm(bounds, data_norm)
+    lower, upper = scalar_if_equal(bounds[0]), scalar_if_equal(bounds[1])
+    centre = scalar_if_equal(c) if data_norm is None and math.isfinite(C) else None
+    buffer = None
+    for rows in row_blocks(n, d):
+        if buffer is None:
+            buffer = np.empty((rows.stop - rows.start, d))
+        Y = clip_block(X[rows], lower, upper, buffer)
+        if centre is not None:
+            Y -= centre
+        elif data_norm is not None:
+            shrink_rows(Y, data_norm)
+        yield rows, Y
+
+
+def moments(X, bounds, data_norm, C=math.inf, norms=None):
+    """Σ yyᵀ and Σ y over the rows y of :func:`clip_rows`, by blocks (no copy of ``X``).
+
+    With ``norms`` (the rows' norms, as :func:`clipped_blocks` gives them),
+    rows longer than C are first scaled down to it, as :func:`shrink_rows`
+    does.
+    """
+    d = X.shape[1]
+    gram, sums = np.zeros((d, d)), np.zeros(d)
+    for rows, Y in clipped_blocks(X, bounds, data_norm):
+        if norms is not None:
+            _scale_down(Y, norms[rows], C)
+        gram += Y.T @ Y
+        sums += Y.sum(axis=0)
+    return gram, sums
+
+
+def _scale_down(Y, norms, C):
+    """Rows of ``Y`` whose ``norms`` exceed C multiplied by C/norm (in place), the others by 1."""
+    scale = np.ones(len(Y))
+    np.divide(C, norms, out=scale, where=norms > C)
+    Y *= scale[:, None]
 
 
 def shrink_rows(Y, C):
     """Rows of ``Y`` longer than C scaled down to norm C (in place; returns Y)."""
     if math.isfinite(C):
-        norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-        too_long = norms > C
-        Y[too_long] *= (C / norms[too_long])[:, None]
+        _scale_down(Y, np.sqrt(np.einsum("ij,ij->i", Y, Y)), C)
     return Y
 
 
-def release_norm(Y, C0, std, rng):
-    """A private clipping norm C ≤ C0 for the rows of ``Y`` (all of norm ≤ C0).
+def norm_counts(norms, C0):
+    """Counts of ``norms`` (each ≤ C0) in the NORM_BINS + 1 bins of :func:`release_norm`."""
+    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)  # descending, edges[0] = C0
+    # bin j < NORM_BINS holds (edges[j+1], edges[j]]; bin NORM_BINS holds [0, edges[-1]]
+    index = NORM_BINS - np.searchsorted(edges[:0:-1], norms, side="left")
+    return np.bincount(index, minlength=NORM_BINS + 1)
 
-    A histogram of the norms over NORM_BINS + 1 public bins (geometric,
-    ratio 2^(1/4), below C0) with Gaussian noise of std ``std`` on each
-    count: one row moves one count by 1, so the L2 sensitivity is 1
+
+def release_norm(counts, C0, std, rng):
+    """A private clipping norm C ≤ C0 from the histogram ``counts`` of the rows' norms.
+
+    ``counts`` (from :func:`norm_counts`) are over NORM_BINS + 1 public bins
+    (geometric, ratio 2^(1/4), below C0); each gets Gaussian noise of std
+    ``std``: one row moves one count by 1, so the L2 sensitivity is 1
     (Gaussian mechanism: Dwork & Roth 2014, Thm A.1; Mironov 2017, Prop. 7).
     C is the smallest edge with at most 1 − NORM_QUANTILE of the noisy
     mass above it (post-processing); C0 when none.
     """
-    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)  # descending, edges[0] = C0
-    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-    # bin j < NORM_BINS holds (edges[j+1], edges[j]]; bin NORM_BINS holds [0, edges[-1]]
-    index = NORM_BINS - np.searchsorted(edges[:0:-1], norms, side="left")
-    counts = np.bincount(index, minlength=NORM_BINS + 1).astype(float)
+    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)
+    counts = np.asarray(counts, dtype=float)
     counts = np.maximum(counts + rng.normal(0.0, std, size=counts.size), 0.0)
     above = np.cumsum(counts)[:-1]  # above[j]: noisy rows of norm > edges[j + 1], non-decreasing
     fits = np.flatnonzero(above <= (1.0 - NORM_QUANTILE) * counts.sum())  # a prefix of j
@@ -371,15 +426,15 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             say(f"exact PCA (epsilon=inf), {self.n_components_} components")
             return self
         self.bounds_ = bounds
-        Y, c, self.data_norm_ = clip_rows(X, bounds, data_norm)
+        c, self.data_norm_ = _centre_and_norm(bounds, data_norm)
         C = max(self.data_norm_, np.finfo(float).tiny)
         if delta == 0:
-            moments, sums, count = self._laplace_moments(X, Y, bounds, data_norm, C, z, rng)
+            gram, sums, count = self._laplace_moments(X, bounds, data_norm, C, z, rng)
         else:
-            moments, sums, count = self._gauss_moments(X, Y, bounds, data_norm, C, z, rng)
+            gram, sums, count = self._gauss_moments(X, bounds, data_norm, C, z, rng)
         say(f"released the noisy covariance of {n_features} features")
         n = max(count, 2.0)
-        cov = (moments - np.outer(sums, sums) / n) / (n - 1.0)
+        cov = (gram - np.outer(sums, sums) / n) / (n - 1.0)
         self.mean_ = np.clip(c + sums / n, bounds[0], bounds[1])
         eigval, eigvec = np.linalg.eigh((cov + cov.T) / 2.0)
         order = np.argsort(eigval)[::-1]
@@ -389,8 +444,11 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         say(f"eigendecomposition, {self.n_components_} components kept")
         return self
 
-    def _laplace_moments(self, X, Y, bounds, data_norm, C, z, rng):
-        """δ = 0: the count, sums and second moments with Laplace noise (:func:`noise_scales`)."""
+    def _laplace_moments(self, X, bounds, data_norm, C, z, rng):
+        """δ = 0: the count, sums and second moments with Laplace noise (:func:`noise_scales`).
+
+        One pass over the rows of ``X`` by blocks (:func:`moments`).
+        """
         n_features = X.shape[1]
         s_count, s_sum, s_moment = noise_scales(0.0, z, C, l1_norm_bound(bounds, data_norm, C))
         iu = np.triu_indices(n_features)
@@ -398,24 +456,32 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         noise_m[iu] = rng.laplace(0.0, s_moment, size=iu[0].size)
         noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
         count = X.shape[0] + rng.laplace(0.0, s_count)
-        sums = Y.sum(axis=0) + rng.laplace(0.0, s_sum, size=n_features)
-        return Y.T @ Y + noise_m, sums, count
+        gram, sums = moments(X, bounds, data_norm)
+        sums = sums + rng.laplace(0.0, s_sum, size=n_features)
+        return gram + noise_m, sums, count
 
-    def _gauss_moments(self, X, Y, bounds, data_norm, C, z, rng):
-        """δ > 0: Analyze Gauss on the rows ``Y`` (clipped and centred), one Gaussian in parts.
+    def _gauss_moments(self, X, bounds, data_norm, C, z, rng):
+        """δ > 0: Analyze Gauss on the clipped, centred rows of ``X``, one Gaussian in parts.
 
         Without ``data_norm``, first a clipping norm from the noisy histogram of
-        the rows' norms (:func:`release_norm`, NORM_SHARE of 1/z²); the rows are
-        scaled down to it and the rest of 1/z² is shared as COUNT_SHARE,
-        SUM_SHARE and MOMENT_SHARE. The parts' RDP curves add up to
-        ``gaussian_rdp(z)`` (Mironov 2017, Prop. 1 and 7).
+        the rows' norms (:func:`release_norm`, NORM_SHARE of 1/z²; a first pass
+        over the rows, which keeps their norms); the rows are scaled down to it
+        and the rest of 1/z² is shared as COUNT_SHARE, SUM_SHARE and
+        MOMENT_SHARE. The parts' RDP curves add up to ``gaussian_rdp(z)``
+        (Mironov 2017, Prop. 1 and 7).
         """
-        n_features = X.shape[1]
+        n, n_features = X.shape
         weight = 1.0
         active = np.arange(n_features)
+        norms = None
         if data_norm is None:
-            C = max(release_norm(Y, C, z / math.sqrt(NORM_SHARE), rng), np.finfo(float).tiny)
-            shrink_rows(Y, C)
+            norms = np.empty(n)
+            counts = np.zeros(NORM_BINS + 1, dtype=np.int64)
+            for rows, Y in clipped_blocks(X, bounds, None):
+                norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+                counts += norm_counts(norms[rows], C)
+            C = max(release_norm(counts, C, z / math.sqrt(NORM_SHARE), rng),
+                    np.finfo(float).tiny)
             self.data_norm_ = C
             weight = 1.0 - NORM_SHARE
             # A column of width 0 in the public box is 0 in every centred row: nothing to release.
@@ -430,10 +496,10 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         half[np.triu_indices(m, 1)] /= math.sqrt(2.0)
         noise_m = np.zeros((n_features, n_features))
         noise_m[np.ix_(active, active)] = half + np.triu(half, 1).T
-        count = X.shape[0] + rng.normal(0.0, s_count)
-        sums = Y.sum(axis=0)
+        count = n + rng.normal(0.0, s_count)
+        gram, sums = moments(X, bounds, data_norm, C, norms)
         sums[active] += rng.normal(0.0, s_sum, size=m)
-        return Y.T @ Y + noise_m, sums, count
+        return gram + noise_m, sums, count
 
     def _fit_exact(self, X, bounds, data_norm, n_components):
         """``epsilon=inf``: scikit-learn's full-SVD PCA on the clipped rows."""

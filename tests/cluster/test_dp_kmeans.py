@@ -18,6 +18,7 @@ from skdp.cluster._kmeans import (
     _tree_coreset,
 )
 from skdp.stats._noise import _noise_multiplier
+from skdp.utils import _blocks
 from skdp.stats._range import split_curve
 from _testing import (
     assert_bad_input_costs_nothing,
@@ -110,7 +111,8 @@ def test_tree_coreset_puts_each_row_in_one_leaf_at_most():
     # once (the L2 sensitivity of the leaves' sums is the rows' norm bound H).
     rng = np.random.default_rng(0)
     Y = rng.normal(0, 1, size=(5000, 4))
-    points, weights = _tree_coreset(Y, 1.0, 5000.0, 4, 1e-9, 1e-9, rng)
+    box = (np.full(4, -50.0), np.full(4, 50.0))  # centred at 0, clips nothing: the rows are Y
+    points, weights = _tree_coreset(Y, box, 1.0, 5000.0, 4, 1e-9, 1e-9, rng)
     assert 4 <= len(points) and weights.sum() <= 5000 + 1e-6
     np.testing.assert_allclose(weights, np.round(weights), atol=1e-6)
     assert weights.sum() >= 0.5 * 5000  # the dropped rows are those of small nodes
@@ -191,3 +193,28 @@ def test_fixed_seed_reproduces_and_fit_predict_stores_nothing():
 def test_predict_clips_rows_as_the_fit_did():
     km = DPKMeans(3, bounds=(-4, 4), epsilon=math.inf, init=MEANS).fit(_data(200))
     np.testing.assert_allclose(km.transform([[100.0, 3.0]]), km.transform([[4.0, 3.0]]))
+
+
+def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
+    # Only the order of the sums changes: the same centres to round-off.
+    X = _data(1000)
+    settings = [{}, {"init": "random", "max_iter": 3}]
+    whole = [DPKMeans(3, bounds=B, random_state=0, **kw).fit(X) for kw in settings]
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 2 * 100)  # 100 rows a block
+    for kw, ref in zip(settings, whole):
+        est = DPKMeans(3, bounds=B, random_state=0, **kw).fit(X)
+        assert est.n_iter_ == ref.n_iter_
+        np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=1e-10)
+
+
+def test_fit_makes_no_copy_of_X():
+    import tracemalloc
+
+    X = np.random.default_rng(0).normal(size=(40_000, 50))  # 16 MB; a block is 2 MB
+    tracemalloc.start()
+    try:
+        DPKMeans(4, bounds=B, random_state=0).fit(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * X.nbytes  # a clipped copy of X alone would be 1.0

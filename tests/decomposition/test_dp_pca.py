@@ -16,8 +16,13 @@ from skdp.decomposition._pca import (
     clip_rows,
     l1_norm_bound,
     noise_scales,
+    clipped_blocks,
+    moments,
+    norm_counts,
     release_norm,
+    shrink_rows,
 )
+from skdp.utils import _blocks
 from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
 from _testing import (
@@ -87,15 +92,16 @@ def test_released_norm_is_a_noisy_quantile_of_the_norms():
     rng = np.random.default_rng(0)
     edges = 16.0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)
     # without noise: the smallest edge with at most 10% of the rows above it
-    Y = np.zeros((1000, 2))
-    Y[:, 0] = np.r_[np.full(950, 3.0), np.full(50, 15.0)]
-    assert release_norm(Y, 16.0, 0.0, rng) == edges[9]  # 16·2^(-10/4) = 2.83 < 3 ≤ 3.36
-    Y[:, 0] = np.r_[np.full(800, 3.0), np.full(200, 15.0)]  # 20% above: no edge below 15
-    assert release_norm(Y, 16.0, 0.0, rng) == 16.0
-    Y[:, 0] = 0.0  # every row in the last bin
-    assert release_norm(Y, 16.0, 0.0, rng) == edges[-1]
+    def released(norms, std):
+        return release_norm(norm_counts(norms, 16.0), 16.0, std, rng)
+
+    assert released(np.r_[np.full(950, 3.0), np.full(50, 15.0)], 0.0) == edges[9]  # 2.83 < 3
+    # 20% above: no edge below 15
+    assert released(np.r_[np.full(800, 3.0), np.full(200, 15.0)], 0.0) == 16.0
+    assert released(np.zeros(1000), 0.0) == edges[-1]  # every row in the last bin
     # with noise it stays among the edges, and a row moves one count by one (sensitivity 1)
-    assert release_norm(Y, 16.0, 30.0, rng) in edges
+    assert released(np.zeros(1000), 30.0) in edges
+    assert norm_counts(np.r_[np.zeros(3), edges], 16.0).tolist() == [1] * NORM_BINS + [4]
     norms = np.r_[np.linspace(0, 16, 200), edges]
     index = NORM_BINS - np.searchsorted(edges[:0:-1], norms, side="left")
     inside = np.where(index < NORM_BINS, edges[np.minimum(index, NORM_BINS - 1) + 1], 0.0)
@@ -111,8 +117,8 @@ def test_off_diagonal_noise_is_half_the_variance_and_dead_columns_get_none():
     for seed in range(300):
         est = DPPCA(bounds=bounds, epsilon=1.0, random_state=seed)
         est.bounds_ = bounds
-        Y, _, C = clip_rows(X, bounds, None)
-        M, sums, _ = est._gauss_moments(X, Y, bounds, None, C, 1.0, np.random.default_rng(seed))
+        _, _, C = clip_rows(X, bounds, None)
+        M, sums, _ = est._gauss_moments(X, bounds, None, C, 1.0, np.random.default_rng(seed))
         diag.extend(np.diag(M)[:3])
         off.extend(M[np.triu_indices(3, 1)])
         dead.extend(np.r_[M[3], M[:, 3], sums[3]])
@@ -305,3 +311,52 @@ def test_delta_zero_fit_is_accurate():
     assert abs(pca.components_[0, 0]) > 0.99
     assert abs(pca.components_[1, 1]) > 0.95
     np.testing.assert_allclose(pca.mean_, 0.0, atol=0.1)
+
+
+@pytest.mark.parametrize("data_norm", [None, 1.5])
+def test_blocks_give_the_rows_of_clip_rows_and_their_moments(monkeypatch, data_norm):
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 7)  # 7 rows of 3 columns a block
+    X = _data(100)
+    bounds = (np.array([-2.0, -1.0, -0.5]), np.array([2.0, 1.5, 0.5]))
+    Y, _, _ = clip_rows(X, bounds, data_norm)
+    blocks = [(rows, block.copy()) for rows, block in clipped_blocks(X, bounds, data_norm)]
+    assert [rows.stop - rows.start for rows, _ in blocks] == [7] * 14 + [2]
+    np.testing.assert_array_equal(np.concatenate([block for _, block in blocks]), Y)
+    gram, sums = moments(X, bounds, data_norm)
+    np.testing.assert_allclose(gram, Y.T @ Y, rtol=1e-12)
+    np.testing.assert_allclose(sums, Y.sum(axis=0), rtol=1e-12)
+    # scaled down to a norm C from the norms of a first pass, as shrink_rows scales them
+    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    gram, sums = moments(X, bounds, data_norm, 0.8, norms)
+    Z = shrink_rows(Y.copy(), 0.8)
+    assert np.sqrt(np.einsum("ij,ij->i", Z, Z)).max() <= 0.8 * (1 + 1e-12)
+    np.testing.assert_allclose(gram, Z.T @ Z, rtol=1e-12)
+    np.testing.assert_allclose(sums, Z.sum(axis=0), rtol=1e-12)
+
+
+def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
+    # Only the order of the sums changes: the same model to round-off, the same norm bound.
+    X = _data(3000)
+    settings = [{}, {"data_norm": 5.0}, {"delta": 0.0}]
+    whole = [DPPCA(bounds=B, random_state=0, **kw).fit(X) for kw in settings]
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 100)
+    for kw, ref in zip(settings, whole):
+        est = DPPCA(bounds=B, random_state=0, **kw).fit(X)
+        assert est.data_norm_ == ref.data_norm_
+        for name in ("components_", "explained_variance_", "mean_"):
+            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
+                                       atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"data_norm": 20.0}, {"delta": 0.0}])
+def test_fit_makes_no_copy_of_X(kw):
+    import tracemalloc
+
+    X = np.random.default_rng(0).normal(size=(40_000, 50))  # 16 MB; a block is 2 MB
+    tracemalloc.start()
+    try:
+        DPPCA(bounds=B, random_state=0, **kw).fit(X)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.4 * X.nbytes  # a clipped copy of X alone would be 1.0
