@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget
+from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
 from skdp.utils._rows import check_lazy_X, row_sums
 
@@ -104,6 +105,29 @@ def test_standard_scaler_equals_the_in_memory_fit(client, kind, params):
     assert isinstance(back, da.Array) and back.compute().shape == X.shape
 
 
+@pytest.mark.parametrize("kind", ["array", "frame"])
+@pytest.mark.parametrize("params", [
+    {"bounds": (-10, 30), "classes": [0, 1, 2]},  # a class without rows
+    {"classes": [0, 1]},  # private bounds
+    {"delta": 0.0, "bounds": (-10, 30), "classes": [0, 1]},
+    {"epsilon": np.inf},
+])
+def test_gaussian_nb_equals_the_in_memory_fit(client, kind, params):
+    X, y = _data()
+    Xd, yd = _lazy(X, kind), da.from_array(y, chunks=700)  # y's chunks are aligned with X's
+    if kind == "frame":
+        X, yd = Xd.compute(), dd.from_pandas(pd.Series(y), npartitions=3)
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_fit(lambda b: DPGaussianNB(budget=b if private else None,
+                                                random_state=3, **params),
+                         X, Xd, "class_count_", "class_prior_", "theta_", "var_", "bounds_",
+                         "classes_", y=y, yd=yd)
+    proba = got.predict_proba(Xd)
+    assert isinstance(proba, da.Array) and isinstance(got.predict(Xd), da.Array)
+    np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=1e-8, atol=1e-12)
+    np.testing.assert_array_equal(got.predict(Xd).compute(), ref.predict(X))
+
+
 def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(client):
     X, _ = _data(n=300)
     X[7, 2] = np.nan
@@ -121,6 +145,11 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
         DPStandardScaler(budget=budget).fit(frame)
     with pytest.raises(ValueError, match="secure=True is not available on dask input"):
         DPStandardScaler(budget=budget, secure=True).fit(da.from_array(X[:, :2], chunks=50))
+    Xd = da.from_array(X[:, :2], chunks=50)
+    with pytest.raises(ValueError, match="labels not in classes"):
+        DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.zeros(299, dtype=int))
     assert len(budget) == 0
     scaler = DPStandardScaler(bounds=(0, 1), budget=budget).fit(da.from_array(X[:, :2], 50))
     with pytest.raises(ValueError, match="expecting 2 features"):

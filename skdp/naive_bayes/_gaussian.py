@@ -15,9 +15,16 @@ from .._base import DPEstimatorMixin
 from ..preprocessing._validation import check_bool
 from ..stats._histograms import _noisy_frequencies
 from ..stats._noise import _noise_scales, _sums_delta
-from ..stats._sums import _var_curve, _var_release
+from ..stats._sums import (
+    _centre_and_half_width,
+    _centred_sums,
+    _var_curve,
+    _var_from_sums,
+    _var_release,
+)
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy, row_sums
 from ..utils._validation import check_classes, validate_data
 
 if TYPE_CHECKING:
@@ -27,7 +34,44 @@ if TYPE_CHECKING:
 __all__ = ["DPGaussianNB"]
 
 
-def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure):
+def _class_sums(X, y, *, classes, lower, upper, centre):
+    """Per class: its number of rows, Σy and Σy² of y = clip(x) − centre over them.
+
+    The block function of the fit's one pass over the rows
+    (:func:`skdp.utils._rows.row_sums`): on the whole array in memory, on
+    each chunk of rows of a dask array. A label outside ``classes`` (only
+    possible on a dask graph whose values change after the checks before the
+    charge) counts in no class or in a neighbouring one: a row removed or
+    added, never an error.
+    """
+    label = np.searchsorted(classes, y)
+    return tuple((int(np.count_nonzero(rows)),) + _centred_sums(
+        X[rows], lower=lower, upper=upper, centre=centre)
+        for rows in (label == c for c in range(classes.size)))
+
+
+def _class_moments(X, y, *, classes, lower, upper, means=None):
+    """Per class: (rows, Σx) of the clipped rows, or with ``means`` Σ(x − mean)² (epsilon=inf)."""
+    label = np.searchsorted(classes, y)
+    x = np.clip(X, lower, upper)
+    if means is None:
+        return tuple((int(np.count_nonzero(label == c)), x[label == c].sum(axis=0))
+                     for c in range(classes.size))
+    return tuple(((x[label == c] - means[c]) ** 2).sum(axis=0) for c in range(classes.size))
+
+
+def _lazy_moments(X, y, classes, lower, upper):
+    """Exact counts, means and variances per class of a dask X, in two passes (epsilon=inf)."""
+    kw = dict(classes=classes, lower=lower, upper=upper)
+    first = row_sums(partial(_class_moments, **kw), X, y)
+    counts = np.array([float(n) for n, _ in first])
+    theta = np.array([s / n if n else np.zeros_like(s) for n, s in first])
+    squares = row_sums(partial(_class_moments, means=theta, **kw), X, y)
+    var = np.array([q / n if n else np.zeros_like(q) for n, q in zip(counts, squares)])
+    return counts, theta, var
+
+
+def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure, sums=None):
     """Noisy (count, mean, variance) of the rows ``Xc`` from one release of 2d + 1 sums.
 
     :func:`skdp.stats._sums._var_release` (a noisy count, Σy and Σ(y² − h²/2)
@@ -38,7 +82,7 @@ def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure):
     one Gaussian vector of joint L2 sensitivity √(2d + 1) (in units of each
     sum's sensitivity) for δ > 0 (see :mod:`skdp.stats._noise`).
     """
-    n = Xc.shape[0]
+    n = None if Xc is None else Xc.shape[0]
     if epsilon == math.inf:  # exactly numpy's values on the clipped data, as _var_release
         x = np.clip(Xc, lower, upper)
         if np.isfinite(lower).all() and np.isfinite(upper).all():
@@ -46,6 +90,12 @@ def _class_release(Xc, lower, upper, *, epsilon, delta, rng, secure):
         mean = np.mean(x, axis=0) if n else np.zeros(Xc.shape[1])
         return float(n), mean, (np.var(x, axis=0) if n else np.zeros(Xc.shape[1]))
     center, h = (lower + upper) / 2.0, (upper - lower) / 2.0
+    if sums is not None:  # the class's (rows, Σy, Σy²) from the fit's pass (_class_sums)
+        count, mean, var = _var_from_sums(*sums, center, h, epsilon=epsilon, delta=delta,
+                                          rng=rng, axis=0, shape=center.shape, ddof=0,
+                                          return_mean=True, return_count=True)
+        return count, mean, _floor_variance(var, mean - center, h, count,
+                                            epsilon=epsilon, delta=delta)
     count, mean, var = _var_release(Xc, epsilon=epsilon, delta=delta, bounds=(lower, upper),
                                     axis=0, rng=rng, secure=secure, return_mean=True,
                                     return_count=True)
@@ -274,7 +324,12 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        if lazy:
+            X, y, labels = check_lazy_X(self, X, y, y_kind="labels")
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            labels = y
         d = X.shape[1]
         bounds = check_bounds_or_none(self.bounds, d)
         epsilon = check_epsilon(self.epsilon)
@@ -284,9 +339,11 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
                 math.isfinite(vs) and vs >= 0):
             raise ValueError(f"var_smoothing must be a finite float >= 0; got {vs!r}.")
         secure = check_bool(self.secure, "secure")
+        if lazy and secure:
+            raise refuse_lazy("secure=True")
         rng = self._check_generator()
         # A Gaussian naive Bayes model can describe one class (as scikit-learn's does).
-        classes = check_classes(y, self.classes, private=epsilon != math.inf, min_classes=1)
+        classes = check_classes(labels, self.classes, private=epsilon != math.inf, min_classes=1)
         priors = self._check_priors(classes.size)
         k = classes.size
 
@@ -305,13 +362,25 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if estimate:
             bounds = _bounds_release(X, epsilon=eps_bounds, delta=delta, rng=rng, secure=secure)
         lower, upper = no_bounds(d) if bounds is None else bounds
-        label = np.searchsorted(classes, y)
         counts = np.empty(k)
         theta = np.empty((k, d))
         var = np.empty((k, d))
-        for c in range(k):
-            counts[c], theta[c], var[c] = _class_release(
-                X[label == c], lower, upper, epsilon=eps_stat, delta=delta, rng=rng, secure=secure)
+        if lazy and epsilon == math.inf:
+            counts, theta, var = _lazy_moments(X, y, classes, lower, upper)
+        elif secure or epsilon == math.inf:  # in memory: the rows of each class
+            label = np.searchsorted(classes, y)
+            for c in range(k):
+                counts[c], theta[c], var[c] = _class_release(
+                    X[label == c], lower, upper, epsilon=eps_stat, delta=delta, rng=rng,
+                    secure=secure)
+        else:  # one pass of sums per class over the rows, in memory or on dask chunks
+            low, up, centre, _ = _centre_and_half_width((lower, upper), d)
+            sums = row_sums(partial(_class_sums, classes=classes, lower=low, upper=up,
+                                    centre=centre), X, y)
+            for c in range(k):
+                counts[c], theta[c], var[c] = _class_release(
+                    None, lower, upper, epsilon=eps_stat, delta=delta, rng=rng, secure=secure,
+                    sums=sums[c])
         weights = _noisy_frequencies(counts)
         counts = np.maximum(counts, 0.0)
         # Law of total variance on the released statistics (post-processing).
@@ -336,6 +405,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         sq = ((X[:, None, :] - self.theta_[None, :, :]) ** 2 / var[None, :, :]).sum(axis=2)
         return log_prior + n_ij - 0.5 * sq
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """Most probable class of each row.
 
@@ -350,6 +420,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
 
+    @lazy_rows
     def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log-probability of each class.
 
@@ -364,6 +435,7 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         jll = self._joint_log_likelihood(X)
         return jll - logsumexp(jll, axis=1, keepdims=True)
 
+    @lazy_rows
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Probability of each class.
 
