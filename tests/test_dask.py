@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget
+from skdp.linear_model import DPLinearRegression
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
 from skdp.utils._rows import check_lazy_X, row_sums
@@ -126,6 +127,25 @@ def test_gaussian_nb_equals_the_in_memory_fit(client, kind, params):
     assert isinstance(proba, da.Array) and isinstance(got.predict(Xd), da.Array)
     np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=1e-8, atol=1e-12)
     np.testing.assert_array_equal(got.predict(Xd).compute(), ref.predict(X))
+
+
+@pytest.mark.parametrize("params", [
+    {"bounds_X": (-30, 40), "bounds_y": (-80, 80)},
+    {},  # private bounds of X and y
+    {"data_norm": 60.0, "bounds_y": (-80, 80), "fit_intercept": False, "ridge": 1.0},
+    {"epsilon": np.inf},
+])
+def test_linear_regression_equals_the_in_memory_fit(client, params):
+    X, _ = _data()
+    y = X @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(0, 1, len(X))
+    Xd, yd = _lazy(X, "array"), da.from_array(y, chunks=1500)
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_fit(lambda b: DPLinearRegression(budget=b if private else None,
+                                                      random_state=5, **params),
+                         X, Xd, "coef_", "intercept_", "ridge_", "bounds_y_", y=y, yd=yd)
+    pred = got.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-9, atol=1e-9)
 
 
 def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(client):

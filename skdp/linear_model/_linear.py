@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,6 +17,7 @@ from ..accounting import RDPCurve, calibrate_noise_multiplier, gaussian_rdp
 from ..mechanisms import GaussianMechanism
 from ..stats._range import _bounds_release, split_curve, split_curve_with_target
 from ..utils import check_bounds, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, row_sums
 from ..utils._validation import check_numeric_target, validate_data
 from ._row_norm import RowClipper, box_centre_and_norm, check_data_norm
 
@@ -105,15 +107,25 @@ def _clipped_design(X, y, *, clipper, bounds_y, centre, scale, fit_intercept):
     return np.hstack(columns + [y[:, None]])
 
 
-def _perturbed_gram(Z, mechanism, rng):
-    """ZᵀZ plus symmetric noise of ``mechanism`` (or none when it is ``None``).
+def _design_gram(X, y, **design):
+    """ZᵀZ of the rows of the block (X, y), Z from :func:`_clipped_design`.
+
+    The block function of the fit's pass (:func:`skdp.utils._rows.row_sums`):
+    on the whole arrays in memory, on each chunk of rows of dask arrays.
+    """
+    Z = _clipped_design(X, y, **design)
+    return Z.T @ Z
+
+
+def _perturbed_gram(gram, mechanism, rng):
+    """``gram`` (ZᵀZ, :func:`_design_gram`) plus symmetric noise of ``mechanism`` (or none).
 
     The upper triangle gets i.i.d. noise and the lower triangle mirrors it
     (Dwork et al. 2014, Alg. 1), so each released number is noised once. The
     (y, y) entry (last row and column) is neither needed nor released: it is
     set to 0.
     """
-    gram = Z.T @ Z
+    gram = np.array(gram, dtype=float)  # a copy: the (y, y) entry is overwritten
     q = gram.shape[0]
     if mechanism is not None:
         noise = np.zeros((q, q))
@@ -460,8 +472,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self
         """
         # (1) validate parameters and input: shapes, dtypes and finiteness only.
-        X, y = validate_data(self, X, check_numeric_target(y), y_numeric=True,
-                             dtype=np.float64)
+        if is_lazy(X):  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+            X, y = check_lazy_X(self, X, y)
+        else:
+            X, y = validate_data(self, X, check_numeric_target(y), y_numeric=True,
+                                 dtype=np.float64)
         epsilon, delta, bounds_X, data_norm, bounds_y = self._check_params(X.shape[1])
         rng = self._check_generator()
         # Without public bounds (the box or a norm for X, and bounds_y), the fit releases
@@ -518,11 +533,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # A bound, with probability 1 − ρ, on the spectral norm of the noise of
         # the XᵀX block (the noise-dependent term of AdaSSP's ridge, Wang 2018, Alg. 2).
         noise_bound = noise_std * math.sqrt(q * math.log(2 * q**2 / _RIDGE_FAILURE_PROBABILITY))
-        Z = _clipped_design(
-            X, y, clipper=clipper, bounds_y=bounds_y,
-            centre=centre, scale=scale, fit_intercept=bool(self.fit_intercept),
-        )
-        gram = _perturbed_gram(Z, mechanism, rng)
+        # one pass over the rows: ZᵀZ, in memory or summed over dask chunks on the workers
+        exact = row_sums(partial(
+            _design_gram, clipper=clipper, bounds_y=bounds_y, centre=centre, scale=scale,
+            fit_intercept=bool(self.fit_intercept)), X, y)
+        gram = _perturbed_gram(exact, mechanism, rng)
         if self.ridge == "auto":
             noise_bound *= _ridge_scale(noise_bound, gram, X.shape[1], bool(self.fit_intercept))
             ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
@@ -588,6 +603,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         max_abs = (upper - lower) / 2.0 if centre is not None else np.maximum(np.abs(lower), np.abs(upper))
         return RowClipper(lower=lower, upper=upper, centre=centre, data_norm=norm), max_abs
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """Predict with the private linear model.
 

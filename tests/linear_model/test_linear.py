@@ -206,7 +206,7 @@ def test_noise_scale_matches_the_formula():
     rng = np.random.default_rng(3)
     mechanism = GaussianMechanism(noise_multiplier=est.noise_multiplier_,
                                   sensitivity=est.sensitivity_)
-    draws = np.array([_perturbed_gram(Z, mechanism, rng) - exact for _ in range(1000)])
+    draws = np.array([_perturbed_gram(exact, mechanism, rng) - exact for _ in range(1000)])
     assert np.allclose(draws, np.swapaxes(draws, 1, 2))  # symmetric
     rows, cols = np.triu_indices(4)
     keep = ~((rows == 3) & (cols == 3))

@@ -226,13 +226,14 @@ def test_logistic_predict_uses_the_row_map_of_the_fit(mode, n_classes, gd_calls)
 @pytest.mark.parametrize("mode", ["box", "box_no_intercept", "data_norm", "data_norm_and_box"])
 def test_linear_predict_uses_the_row_map_of_the_fit(mode, monkeypatch):
     designs = []
-    original = linear_module._perturbed_gram
+    original = linear_module._clipped_design
 
-    def spy(Z, mechanism, rng):
+    def spy(*args, **kwargs):
+        Z = original(*args, **kwargs)
         designs.append(Z.copy())
-        return original(Z, mechanism, rng)
+        return Z
 
-    monkeypatch.setattr(linear_module, "_perturbed_gram", spy)
+    monkeypatch.setattr(linear_module, "_clipped_design", spy)
     X = _extreme_rows(_LOWER, _UPPER)
     y = np.random.default_rng(2).uniform(-1, 3, len(X))
     reg = DPLinearRegression(epsilon=2.0, bounds_y=(-1, 3), random_state=0,
@@ -454,13 +455,14 @@ def test_logistic_per_row_gradient_within_the_sensitivity(mode, n_classes, gd_ca
 @pytest.mark.parametrize("mode", ["box", "box_no_intercept", "data_norm", "data_norm_and_box"])
 def test_linear_gram_sensitivity_is_a_bound_reached_by_extreme_rows(mode, monkeypatch):
     designs = []
-    original = linear_module._perturbed_gram
+    original = linear_module._clipped_design
 
-    def spy(Z, mechanism, rng):
+    def spy(*args, **kwargs):
+        Z = original(*args, **kwargs)
         designs.append(Z.copy())
-        return original(Z, mechanism, rng)
+        return Z
 
-    monkeypatch.setattr(linear_module, "_perturbed_gram", spy)
+    monkeypatch.setattr(linear_module, "_clipped_design", spy)
     X = _extreme_rows(_LOWER, _UPPER)
     if mode.startswith("data_norm"):  # rows where the greedy point of the derivation sits
         X = np.vstack([X, [[1.0, 2.0, math.sqrt(9 - 1 - 4)]], [[0.0, 2.0, math.sqrt(5.0)]]])
@@ -498,7 +500,7 @@ def test_linear_ridge_and_solve_read_only_the_release(monkeypatch):
     rng = np.random.default_rng(10)
     noisy = rng.normal(size=(5, 5))
     noisy = noisy @ noisy.T * 50.0
-    monkeypatch.setattr(linear_module, "_perturbed_gram", lambda Z, mechanism, rng: noisy.copy())
+    monkeypatch.setattr(linear_module, "_perturbed_gram", lambda gram, mechanism, rng: noisy.copy())
     models = []
     for n, seed in ((300, 0), (5000, 1)):
         r = np.random.default_rng(seed)
