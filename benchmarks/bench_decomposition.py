@@ -35,11 +35,19 @@ subprocess inherits them) and fits inside ``threadpoolctl.threadpool_limits(thre
 
     python benchmarks/bench_decomposition.py
     python benchmarks/bench_decomposition.py --pca-tables "" --kmeans-tables adult,diamonds
+
+``--speed`` (issue 30) times instead scikit-learn's ``PCA()`` (its default solver) against
+``DPPCA(bounds=(-12, 12))``, ``DPPCA(bounds=(-12, 12), data_norm=15)`` and
+``DPPCA(data_norm=15)`` (private bounds), ε = 1, at 3·10^5 x 50 and 10^6 x 50
+(``--speed-shapes``; Gaussian rows with standard deviations from 0.5 to 3 over the columns),
+rounds interleaved (benchmarks/_speed.py), with one thread and with ``--threads``, and the
+peak memory of one fit::
+
+    python benchmarks/bench_decomposition.py --speed --threads 2
 """
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -55,6 +63,7 @@ from sklearn.decomposition import PCA  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _peers import run_peer  # noqa: E402
+from _speed import speed_table  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
 from skdp.cluster import DPKMeans  # noqa: E402
@@ -276,7 +285,13 @@ def main(argv=None):
     parser.add_argument("--kmeans-tables", default=",".join(LOADERS))
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS/OpenMP threads of every contender (default 1)")
+    parser.add_argument("--speed", action="store_true",
+                        help="time DPPCA against scikit-learn's PCA instead")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
     args = parser.parse_args(argv)
+    if args.speed:
+        return speed(args)
     _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
     seeds = list(range(args.seeds))
     with threadpool_limits(limits=args.threads):
@@ -310,6 +325,26 @@ def run(args, seeds):
     for name in [t for t in args.kmeans_tables.split(",") if t]:
         X = LOADERS[name]().X_train
         bench_kmeans_on(name, X, args.clusters, args.epsilon, (0.0, 1.0), seeds, args.max_iter)
+
+
+def speed(args):
+    """Seconds of a fit against scikit-learn's PCA (default solver), side by side."""
+    def make(n, d):
+        X = np.random.default_rng(0).standard_normal((n, d))
+        X *= np.linspace(0.5, 3.0, d)
+        contenders = {
+            "PCA()": lambda: PCA().fit(X),
+            "DPPCA(bounds)": lambda: DPPCA(bounds=(-12.0, 12.0), random_state=0).fit(X),
+            "DPPCA(bounds, data_norm)": lambda: DPPCA(bounds=(-12.0, 12.0), data_norm=15.0,
+                                                      random_state=0).fit(X),
+            "DPPCA(data_norm)": lambda: DPPCA(data_norm=15.0, random_state=0).fit(X),
+        }
+        return X, contenders
+
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")]
+    print(f"epsilon=1, delta=1e-5; {_threads.describe()}")
+    speed_table(shapes, make, "PCA()", args.rounds, sorted({1, args.threads}))
+    return 0
 
 
 if __name__ == "__main__":

@@ -33,6 +33,18 @@ to measure a variant of the defaults. Usage::
     python benchmarks/bench_kmeans.py --epsilons 0.1 0.5 1 --no-dpl --no-private-bounds \
         --set LEAF_ROWS=10
     python benchmarks/bench_kmeans.py --tables "" --mixture 1000000,10,8 --epsilons 1 inf
+
+``--speed`` (issue 30) times instead the same number of Lloyd steps (``--steps``, 5) at
+3·10^5 x 50 and 10^6 x 50 (``--speed-shapes``): k = 8 overlapping spherical Gaussians (sd 2,
+means uniform in [-4, 4]^50, so that no run converges early), public bounds (-12, 12), the
+same k starting centres (rows drawn by a fixed seed) for scikit-learn's
+``KMeans(k, init=centres, n_init=1, max_iter=steps, tol=0, algorithm="lloyd")`` and
+``DPKMeans(k, init=centres, max_iter=steps, bounds, epsilon=1)``; also
+``DPKMeans(k, max_iter=steps, bounds)`` (its private tree seeding, then the steps). Rounds
+interleaved (benchmarks/_speed.py), with one thread and with ``--threads`` (BLAS and
+OpenMP), and the peak memory of one fit::
+
+    python benchmarks/bench_kmeans.py --speed --threads 2
 """
 
 import argparse
@@ -56,6 +68,7 @@ from sklearn.cluster import KMeans  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _peers import peer_python, run_peer  # noqa: E402
+from _speed import speed_table  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
 import skdp.cluster._kmeans as kmeans_module  # noqa: E402
@@ -150,7 +163,16 @@ def main(argv=None):
                         help="leave DPKMeans() (private bounds) out")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="set a constant of skdp.cluster._kmeans first")
+    parser.add_argument("--speed", action="store_true",
+                        help="time the same Lloyd steps as scikit-learn's KMeans instead")
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="with --speed: also time with this many threads")
     args = parser.parse_args(argv)
+    if args.speed:
+        return speed(args)
     for item in args.set:
         name, value = item.split("=")
         old = getattr(kmeans_module, name)  # an AttributeError names a wrong constant
@@ -226,6 +248,34 @@ def main(argv=None):
             f"{np.mean(times[name]):.3f}" if times[name] else "n/a"
             for name in ["scikit-learn", *names]) + " |")
     print(f"\n{time.perf_counter() - start:.0f} s")
+
+
+def speed(args, k=8):
+    """Seconds of the same Lloyd steps against scikit-learn's KMeans, side by side."""
+    steps = args.steps
+    bounds = (-12.0, 12.0)
+
+    def make(n, d):
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((n, d))
+        X *= 2.0
+        X += rng.uniform(-4, 4, size=(k, d))[rng.integers(0, k, n)]
+        init = X[rng.choice(n, k, replace=False)].copy()
+        km = KMeans(k, init=init, n_init=1, max_iter=steps, tol=0.0, algorithm="lloyd")
+        contenders = {
+            "scikit-learn": lambda: km.fit(X),
+            "DPKMeans(init=centres)": lambda: DPKMeans(
+                k, init=init, max_iter=steps, bounds=bounds, random_state=0).fit(X),
+            "DPKMeans(private init)": lambda: DPKMeans(
+                k, max_iter=steps, bounds=bounds, random_state=0).fit(X),
+        }
+        assert km.fit(X).n_iter_ == steps, "scikit-learn converged before the last step"
+        return X, contenders
+
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")]
+    print(f"{steps} Lloyd steps, k={k}, bounds {bounds}, epsilon=1; {_threads.describe()}")
+    speed_table(shapes, make, "scikit-learn", args.rounds, sorted({1, args.threads}))
+    return 0
 
 
 if __name__ == "__main__":

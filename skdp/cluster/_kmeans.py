@@ -30,6 +30,7 @@ from ..stats._range import (
     split_curve,
 )
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._blocks import map_blocks
 from ..utils._validation import check_scalar, validate_data
 
 if TYPE_CHECKING:
@@ -88,9 +89,9 @@ def _group_sums(labels, Y, k):
     return np.asarray(onehot.T @ Y, dtype=float)
 
 
-def _centred_blocks(X, box):
+def _centred_blocks(X, box, blocks=None):
     """The rows of X clipped to the box and centred at its midpoint, block by block (no copy)."""
-    return clipped_blocks(X, box, None)
+    return clipped_blocks(X, box, None, blocks)
 
 
 def _n_steps(n_hat, n_clusters, n_features, z):
@@ -127,8 +128,13 @@ def _tree_coreset(X, box, H, n_hat, n_clusters, z_level, z_leaf, rng):
     branch_min = BRANCH_FACTOR * node_min
     directions = rng.standard_normal((TREE_DEPTH, d))
     above = np.empty((TREE_DEPTH, n), dtype=bool)  # the side of each level's hyperplane
-    for rows, Y in _centred_blocks(X, box):
-        above[:, rows] = directions @ Y.T >= 0.0
+
+    def sides(blocks):
+        for rows, Y in _centred_blocks(X, box, blocks):
+            above[:, rows] = directions @ Y.T >= 0.0
+        return blocks
+
+    map_blocks(sides, n, d)
     rows = np.arange(n)  # the rows still in the tree (not in a leaf, not dropped)
     node = np.zeros(n, dtype=np.int64)  # their node at this level
     counts = np.array([n_hat])  # the level's noisy counts
@@ -528,12 +534,18 @@ class _LloydStep:
         k, d = centers.shape
         shifted = centers - self.c
         center_sq = np.einsum("ij,ij->i", shifted, shifted)
+        def run(blocks):
+            parts = []
+            for _, Y in _centred_blocks(self.X, self.box, blocks):
+                labels = _nearest(Y, shifted, center_sq)
+                onehot = (labels == np.arange(k)[:, None]).astype(float)  # (k, rows)
+                parts.append((onehot.sum(axis=1), onehot @ Y))
+            return parts
+
         counts, sums = np.zeros(k), np.zeros((k, d))
-        for _, Y in _centred_blocks(self.X, self.box):
-            labels = _nearest(Y, shifted, center_sq)
-            onehot = (labels == np.arange(k)[:, None]).astype(float)  # (k, rows)
-            counts += onehot.sum(axis=1)
-            sums += onehot @ Y
+        for block_counts, block_sums in map_blocks(run, *self.X.shape):  # in block order
+            counts += block_counts
+            sums += block_sums
         count_std = self.z / math.sqrt(self.count_w)
         counts = counts + self.rng.normal(0.0, count_std, size=k)
         sums = sums + self.rng.normal(0.0, self.z * self.H / math.sqrt(1.0 - self.count_w),

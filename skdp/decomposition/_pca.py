@@ -18,7 +18,7 @@ from ..preprocessing._validation import check_bool, finite_output
 from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._blocks import clip_block, row_blocks, scalar_if_equal
+from ..utils._blocks import clip_block, map_blocks, row_blocks, scalar_if_equal
 from ..utils._validation import check_array, validate_data
 
 if TYPE_CHECKING:
@@ -91,25 +91,31 @@ def clip_rows(X, bounds, data_norm):
     return shrink_rows(Y, C), c, C
 
 
-def clipped_blocks(X, bounds, data_norm):
+def clipped_blocks(X, bounds, data_norm, blocks=None):
     """The rows of :func:`clip_rows` block by block, without a copy of ``X``.
 
-    Yields (rows, Y): a slice of X's rows and those rows clipped, centred and
-    scaled down as :func:`clip_rows` does, in one buffer that the next block
-    overwrites (:mod:`skdp.utils._blocks`).
+    Yields (rows, Y) for each slice of ``blocks`` (``None``: all of
+    :func:`~skdp.utils._blocks.row_blocks`): the slice and its rows clipped,
+    centred and scaled down as :func:`clip_rows` does, in one buffer that the
+    next block overwrites. Centring first and clipping to the box less c
+    gives the same bits as clipping and then centring (rounding is monotone).
     """
     n, d = X.shape
     c, C = _centre_and_norm(bounds, data_norm)
-    lower, upper = scalar_if_equal(bounds[0]), scalar_if_equal(bounds[1])
-    centre = scalar_if_equal(c) if data_norm is None and math.isfinite(C) else None
+    centre = data_norm is None and math.isfinite(C) and bool(np.any(c != 0.0))
+    lower, upper = (bounds[0] - c, bounds[1] - c) if centre else bounds
+    lower, upper = scalar_if_equal(lower), scalar_if_equal(upper)
+    c = scalar_if_equal(c)
     buffer = None
-    for rows in row_blocks(n, d):
+    for rows in row_blocks(n, d) if blocks is None else blocks:
         if buffer is None:
             buffer = np.empty((rows.stop - rows.start, d))
-        Y = clip_block(X[rows], lower, upper, buffer)
-        if centre is not None:
-            Y -= centre
-        elif data_norm is not None:
+        Y = buffer[:rows.stop - rows.start]
+        if centre:
+            clip_block(np.subtract(X[rows], c, out=Y), lower, upper, Y)
+        else:
+            clip_block(X[rows], lower, upper, Y)
+        if data_norm is not None:
             shrink_rows(Y, data_norm)
         yield rows, Y
 
@@ -119,16 +125,37 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
 
     With ``norms`` (the rows' norms, as :func:`clipped_blocks` gives them),
     rows longer than C are first scaled down to it, as :func:`shrink_rows`
-    does.
+    does. The blocks' sums are added in block order, whatever the threads
+    (:func:`~skdp.utils._blocks.map_blocks`).
     """
+    def run(blocks):
+        parts = []
+        for rows, Y in clipped_blocks(X, bounds, data_norm, blocks):
+            if norms is not None:
+                _scale_down(Y, norms[rows], C)
+            parts.append((Y.T @ Y, Y.sum(axis=0)))
+        return parts
+
     d = X.shape[1]
     gram, sums = np.zeros((d, d)), np.zeros(d)
-    for rows, Y in clipped_blocks(X, bounds, data_norm):
-        if norms is not None:
-            _scale_down(Y, norms[rows], C)
-        gram += Y.T @ Y
-        sums += Y.sum(axis=0)
+    for block_gram, block_sums in map_blocks(run, *X.shape):
+        gram += block_gram
+        sums += block_sums
     return gram, sums
+
+
+def _norm_counts_pass(X, bounds, C0):
+    """The rows' norms about the box's midpoint (n floats) and their :func:`norm_counts`."""
+    norms = np.empty(X.shape[0])
+
+    def run(blocks):
+        parts = []
+        for rows, Y in clipped_blocks(X, bounds, None, blocks):
+            norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+            parts.append(norm_counts(norms[rows], C0))
+        return parts
+
+    return norms, sum(map_blocks(run, *X.shape))
 
 
 def _scale_down(Y, norms, C):
@@ -475,11 +502,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         active = np.arange(n_features)
         norms = None
         if data_norm is None:
-            norms = np.empty(n)
-            counts = np.zeros(NORM_BINS + 1, dtype=np.int64)
-            for rows, Y in clipped_blocks(X, bounds, None):
-                norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-                counts += norm_counts(norms[rows], C)
+            norms, counts = _norm_counts_pass(X, bounds, C)
             C = max(release_norm(counts, C, z / math.sqrt(NORM_SHARE), rng),
                     np.finfo(float).tiny)
             self.data_norm_ = C

@@ -1,19 +1,25 @@
 """Passes over the rows of a 2-D array in blocks of a few megabytes, so that no full copy is made.
 
 A fit that clips or centres its rows before summing them works on one block
-at a time, in one buffer reused for every block: its memory stays bounded
-by the block's size, and the block stays in the processor's cache between
-the clip and the products that follow.
+at a time, in one buffer reused for every block of a run: its memory stays
+bounded by the block's size, and the block stays in the processor's cache
+between the clip and the products that follow. :func:`map_blocks` shares
+the blocks among threads, as scikit-learn's k-means shares its chunks (with
+one BLAS thread each); the results come back in block order, so sums added
+in that order do not depend on the number of threads.
 """
 
 from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 __all__ = []  # internal
 
 # About 2 MB of float64 a block: measured on benchmarks/bench_decomposition.py --speed and
-# benchmarks/bench_kmeans.py --speed (docs/benchmarks.md); 0.5 and 8 MB were no faster.
+# benchmarks/bench_kmeans.py --speed (docs/benchmarks.md).
 BLOCK_BYTES = 2 ** 21
 
 
@@ -45,8 +51,37 @@ def scalar_if_equal(values):
 
 
 def clip_block(block, lower, upper, out):
-    """``np.clip(block, lower, upper)`` written into ``out[:len(block)]``, which is returned."""
-    out = out[:len(block)]
+    """``np.clip(block, lower, upper)`` written into ``out`` (which may be ``block``); returns it."""
+    if np.ndim(lower) == 0 and np.ndim(upper) == 0:
+        return np.clip(block, lower, upper, out=out)
     np.maximum(block, lower, out=out)
-    np.minimum(out, upper, out=out)
-    return out
+    return np.minimum(out, upper, out=out)
+
+
+def n_threads():
+    """The threads a pass may use: BLAS's (threadpoolctl's limits or the environment), ≤ CPUs."""
+    from threadpoolctl import threadpool_info
+
+    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(1, min(min(counts, default=1), os.cpu_count() or 1))
+
+
+def map_blocks(func, n_rows, n_cols, threads=None):
+    """``func(blocks)`` on runs of consecutive row blocks, one run per thread; results in order.
+
+    ``func`` takes a list of slices (:func:`row_blocks`) and returns a list
+    of one result per slice. With several threads (``None``:
+    :func:`n_threads`) each runs ``func`` on its run of blocks with BLAS
+    held to one thread (numpy releases the GIL in its loops and products).
+    """
+    blocks = list(row_blocks(n_rows, n_cols))
+    threads = n_threads() if threads is None else threads
+    threads = min(threads, len(blocks))
+    if threads <= 1:
+        return func(blocks)
+    from threadpoolctl import threadpool_limits
+
+    runs = [list(run) for run in np.array_split(np.array(blocks, dtype=object), threads)]
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(func, runs))
+    return [result for part in parts for result in part]
