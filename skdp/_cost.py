@@ -35,10 +35,17 @@ __all__ = ["PrivacyCost", "privacy_cost"]
 class PrivacyCost(NamedTuple):
     """What a fit charges: ``(epsilon, delta)`` and the RDP curve they come from.
 
-    ``epsilon`` is found by the accountant (by default the tightest: the
-    smaller of RDP and the privacy loss distribution of the curve's event).
-    ``delta`` is the δ asked for, or the curve's own δ (0 for pure ε-DP) when
-    RDP's pure bound gives the smaller ε, as in ``epsilon_spent_``.
+    Returned by :func:`privacy_cost`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Found by the accountant (by default the tightest: the smaller of RDP
+        and the privacy loss distribution of the curve's event).
+    delta : float
+        The δ asked for, or the curve's own δ (0 for pure ε-DP) when RDP's
+        pure bound gives the smaller ε, as in ``epsilon_spent_``.
+    curve : RDPCurve
     """
 
     epsilon: float

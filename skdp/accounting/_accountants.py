@@ -550,6 +550,11 @@ class RDPAccountant(_Accountant):
     The same numbers as composing :class:`~skdp.accounting.RDPCurve` objects
     (``gaussian_rdp``, ``poisson_subsampled_gaussian_rdp``, ...) by hand.
 
+    Parameters
+    ----------
+    orders : array-like, optional
+        The orders of the curves; ``None``: :data:`DEFAULT_ORDERS`.
+
     Examples
     --------
     >>> from skdp.accounting import GaussianEvent, PoissonSampledEvent, RDPAccountant
@@ -745,11 +750,20 @@ def _pld_part(pld_epsilon, rest, delta):
 def epsilon_of(curve: RDPCurve, delta: float, *, accountant: str = "tightest") -> float:
     """ε at ``delta`` of ``curve`` (an :class:`~skdp.accounting.RDPCurve`) by ``accountant``.
 
-    ``"rdp"`` converts the curve (:meth:`RDPCurve.epsilon`); ``"pld"`` uses
-    the privacy loss distribution of the curve's event
-    (:class:`~skdp.accounting.PLDAccountant`) when it has one that the PLD
-    accountant supports, else the curve; ``"tightest"`` (the default) the
-    smaller of both, a valid upper bound since both are.
+    Parameters
+    ----------
+    curve : RDPCurve
+    delta : float in [0, 1)
+    accountant : {"tightest", "pld", "rdp"}, default="tightest"
+        ``"rdp"`` converts the curve (:meth:`RDPCurve.epsilon`); ``"pld"`` uses
+        the privacy loss distribution of the curve's event
+        (:class:`~skdp.accounting.PLDAccountant`) when it has one that the PLD
+        accountant supports, else the curve; ``"tightest"`` (the default) the
+        smaller of both, a valid upper bound since both are.
+
+    Returns
+    -------
+    float
 
     Examples
     --------

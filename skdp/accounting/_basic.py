@@ -87,6 +87,21 @@ def laplace_rdp(scale: float, *, sensitivity: float = 1.0,
                 orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of the Laplace mechanism with L1 ``sensitivity`` and noise ``scale``.
 
+    Parameters
+    ----------
+    scale : float > 0
+        The noise's scale b (density ∝ exp(−|x|/b)); ``inf`` gives the zero curve.
+    sensitivity : float > 0, default=1.0
+        The query's L1 sensitivity.
+    orders : array-like, optional
+        The orders α of the curve; ``None``: :data:`DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+
+    Notes
+    -----
     Mironov 2017, Prop. 6 (table 2), with λ = scale / sensitivity::
 
         ε(α) = 1/(α−1) · log( α/(2α−1) · e^{(α−1)/λ} + (α−1)/(2α−1) · e^{−α/λ} )
@@ -132,6 +147,19 @@ def _binary_rr_rdp(epsilon, orders):
 def pure_dp_rdp(epsilon: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """The tightest RDP curve implied by pure ε-DP.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    orders : array-like, optional
+        The orders α of the curve; ``None``: :data:`DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+
+    Notes
+    -----
     Every ε-DP mechanism is a post-processing of binary randomized response
     with parameter ε (Kairouz, Oh & Viswanath 2015, Thm. 2.4), so by the
     data-processing inequality its RDP curve is at most that of randomized
@@ -183,6 +211,21 @@ def randomized_response_rdp(epsilon: float, *, n_categories: int = 2,
                             orders: ArrayLike | None = None) -> RDPCurve:
     """RDP of k-ary randomized response with parameter ε.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    n_categories : int >= 2, default=2
+        k, the number of possible values.
+    orders : array-like, optional
+        The orders α of the curve; ``None``: :data:`DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+
+    Notes
+    -----
     k-RR reports the true category with probability e^ε/(e^ε + k − 1) and each
     other with probability 1/(e^ε + k − 1) (Warner 1965; Kairouz, Oh &
     Viswanath 2016). The worst pair of inputs swaps two categories, so::
@@ -224,6 +267,17 @@ def randomized_response_rdp(epsilon: float, *, n_categories: int = 2,
 def zcdp_rdp(rho: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP curve of a ρ-zCDP mechanism: ε(α) = ρα (Bun & Steinke 2016, Def. 1.1).
 
+    Parameters
+    ----------
+    rho : float >= 0
+        ρ, finite.
+    orders : array-like, optional
+        The orders α of the curve; ``None``: :data:`DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+
     Examples
     --------
     >>> from skdp.accounting import zcdp_rdp
@@ -247,6 +301,21 @@ def approximate_dp_rdp(epsilon: float, delta: float, *,
                        orders: ArrayLike | None = None) -> RDPCurve:
     """The curve of an (ε, δ)-DP mechanism that has no RDP analysis.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    delta : float in [0, 1)
+        δ.
+    orders : array-like, optional
+        The orders α of the curve; ``None``: :data:`DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+
+    Notes
+    -----
     Its RDP part is the pure ε-DP curve and its δ adds up separately under
     composition; see :class:`~skdp.accounting.RDPCurve` for why this is sound.
 

@@ -41,6 +41,26 @@ def epsilon_for(noise_multiplier: float, delta: float, *, sampling_rate: float =
                 accountant: str = "tightest") -> float:
     """ε at ``delta`` of ``steps`` subsampled Gaussian steps with noise multiplier σ.
 
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+        σ = noise std / L2 sensitivity.
+    delta : float in (0, 1)
+    sampling_rate : float in (0, 1], default=1.0
+    steps : int >= 1, default=1
+    sampling : {"poisson", "without_replacement"}, default="poisson"
+    orders : array-like, optional
+        The orders of the RDP curve; ``None``: :data:`DEFAULT_ORDERS`.
+    accountant : {"tightest", "pld", "rdp"}, default="tightest"
+        The accountant (see Notes).
+
+    Returns
+    -------
+    float
+        ε, an upper bound.
+
+    Notes
+    -----
     With ``accountant="rdp"`` this is the same number as
     ``poisson_subsampled_gaussian_rdp(...).epsilon(delta)`` (or the
     without-replacement curve), using the improved RDP → (ε, δ) conversion of

@@ -112,6 +112,15 @@ class DPEvent:
 def event_from_dict(d: Mapping[str, Any]) -> DPEvent:
     """The event described by ``d`` (the output of ``event.to_dict()``).
 
+    Parameters
+    ----------
+    d : dict
+        A dict with a ``'kind'`` key, as ``event.to_dict()`` writes it.
+
+    Returns
+    -------
+    DPEvent
+
     Examples
     --------
     >>> from skdp.accounting import GaussianEvent, PoissonSampledEvent, SelfComposedEvent, event_from_dict
@@ -145,6 +154,11 @@ def event_from_dict(d: Mapping[str, Any]) -> DPEvent:
 class GaussianEvent(DPEvent):
     """The Gaussian mechanism with noise multiplier σ = noise std / L2 sensitivity.
 
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+        σ, finite.
+
     Examples
     --------
     >>> from skdp.accounting import GaussianEvent
@@ -171,6 +185,11 @@ class GaussianEvent(DPEvent):
 class LaplaceEvent(DPEvent):
     """The Laplace mechanism with noise multiplier λ = scale / L1 sensitivity (ε = 1/λ).
 
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+        λ, finite.
+
     Examples
     --------
     >>> from skdp.accounting import LaplaceEvent
@@ -193,7 +212,15 @@ class LaplaceEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class RandomizedResponseEvent(DPEvent):
-    """k-ary randomized response with parameter ε (the true value with probability e^ε/(e^ε + k − 1))."""
+    """k-ary randomized response with parameter ε (the true value with probability e^ε/(e^ε + k − 1)).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    n_categories : int >= 2, default=2
+        k, the number of possible values.
+    """
 
     epsilon: float
     n_categories: int = 2
@@ -207,7 +234,13 @@ class RandomizedResponseEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class PureDPEvent(DPEvent):
-    """Any ε-DP mechanism (analysed as binary randomized response, its worst case)."""
+    """Any ε-DP mechanism (analysed as binary randomized response, its worst case).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    """
 
     epsilon: float
     kind = "pure_dp"
@@ -221,6 +254,13 @@ class PureDPEvent(DPEvent):
 class BoundedRangeEvent(DPEvent):
     """An ε-bounded-range mechanism, such as the exponential mechanism run at ε.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+
+    Notes
+    -----
     Its privacy loss on any neighbouring pair ranges over an interval of
     width at most ε, and the exponential mechanism that samples with weights
     exp(ε·u/(2Δ)) is ε-BR (Durfee & Rogers 2019). RDP accountant: the smaller of its ε-DP curve and the
@@ -246,7 +286,15 @@ class BoundedRangeEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class ApproximateDPEvent(DPEvent):
-    """Any (ε, δ)-DP mechanism without a finer analysis."""
+    """Any (ε, δ)-DP mechanism without a finer analysis.
+
+    Parameters
+    ----------
+    epsilon : float >= 0
+        ε, finite.
+    delta : float in [0, 1)
+        δ.
+    """
 
     epsilon: float
     delta: float
@@ -263,7 +311,13 @@ class ApproximateDPEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class ZCDPEvent(DPEvent):
-    """A ρ-zCDP mechanism without a finer analysis (RDP ε(α) = ρα)."""
+    """A ρ-zCDP mechanism without a finer analysis (RDP ε(α) = ρα).
+
+    Parameters
+    ----------
+    rho : float >= 0
+        ρ, finite.
+    """
 
     rho: float
     kind = "zcdp"
@@ -279,6 +333,13 @@ class DiscreteLaplaceEvent(DPEvent):
 
     It is (Δ/scale)-DP; skdp's ``DiscreteLaplaceMechanism(epsilon, sensitivity=Δ)``
     has scale Δ/ε.
+
+    Parameters
+    ----------
+    scale : float > 0
+        The noise's scale, finite.
+    sensitivity : int >= 1, default=1
+        Δ.
     """
 
     scale: float
@@ -293,7 +354,15 @@ class DiscreteLaplaceEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class DiscreteGaussianEvent(DPEvent):
-    """Discrete Gaussian noise N_Z(0, σ²) (σ the std parameter) on an integer query of L2 sensitivity Δ."""
+    """Discrete Gaussian noise N_Z(0, σ²) (σ the std parameter) on an integer query of L2 sensitivity Δ.
+
+    Parameters
+    ----------
+    sigma : float > 0
+        σ, finite.
+    sensitivity : int >= 1, default=1
+        Δ.
+    """
 
     sigma: float
     sensitivity: int = 1
@@ -315,7 +384,15 @@ class NonPrivateEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class PoissonSampledEvent(DPEvent):
-    """``event`` run on a batch holding each row independently with probability ``sampling_rate``."""
+    """``event`` run on a batch holding each row independently with probability ``sampling_rate``.
+
+    Parameters
+    ----------
+    sampling_rate : float in [0, 1]
+        q, the probability that a row is in the batch.
+    event : DPEvent
+        The mechanism run on the batch.
+    """
 
     sampling_rate: float
     event: DPEvent
@@ -333,6 +410,15 @@ class PoissonSampledEvent(DPEvent):
 class SampledWithoutReplacementEvent(DPEvent):
     """``event`` run on a fixed-size batch of ``sampling_rate`` · n rows drawn without replacement.
 
+    Parameters
+    ----------
+    sampling_rate : float in [0, 1]
+        γ, the batch's share of the rows.
+    event : DPEvent
+        The mechanism run on the batch.
+
+    Notes
+    -----
     Analysed under replace-one and converted to add/remove (the sensitivity
     of the inner event doubles), as in
     :func:`~skdp.accounting.sampled_without_replacement_gaussian_rdp`.
@@ -352,7 +438,15 @@ class SampledWithoutReplacementEvent(DPEvent):
 @_register
 @dataclasses.dataclass(frozen=True)
 class SelfComposedEvent(DPEvent):
-    """``count`` independent runs of ``event``."""
+    """``count`` independent runs of ``event``.
+
+    Parameters
+    ----------
+    event : DPEvent
+        The mechanism run each time.
+    count : int >= 0
+        The number of runs.
+    """
 
     event: DPEvent
     count: int
@@ -368,6 +462,11 @@ class SelfComposedEvent(DPEvent):
 @dataclasses.dataclass(frozen=True)
 class ComposedEvent(DPEvent):
     """Independent runs of each event in ``events`` (any mix of mechanisms).
+
+    Parameters
+    ----------
+    events : iterable of DPEvent
+        The events, kept as a tuple.
 
     Examples
     --------

@@ -50,7 +50,23 @@ def gdp_tradeoff(mu: float, alpha: ArrayLike) -> FloatOrArray:
     """The trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (DRS22, Eq. 2.4 / Def. 2.5).
 
     The smallest type II error of any test at type I error α that tells
-    N(0, 1) from N(μ, 1). Uses Φ⁻¹(1 − α) = −Φ⁻¹(α) to keep small α accurate.
+    N(0, 1) from N(μ, 1).
+
+    Parameters
+    ----------
+    mu : float >= 0
+        μ.
+    alpha : float or array-like of floats in [0, 1]
+        Type I errors.
+
+    Returns
+    -------
+    float or ndarray
+        The type II error at each ``alpha``.
+
+    Notes
+    -----
+    Uses Φ⁻¹(1 − α) = −Φ⁻¹(α) to keep small α accurate.
 
     Examples
     --------
@@ -70,6 +86,22 @@ def gdp_tradeoff(mu: float, alpha: ArrayLike) -> FloatOrArray:
 def dp_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> FloatOrArray:
     """The trade-off curve f_{ε,δ} of (ε, δ)-DP (DRS22, Eq. 2.3; Wasserman & Zhou 2010).
 
+    Parameters
+    ----------
+    epsilon : float >= 0
+        ε.
+    delta : float in [0, 1]
+        δ.
+    alpha : float or array-like of floats in [0, 1]
+        Type I errors.
+
+    Returns
+    -------
+    float or ndarray
+        The type II error at each ``alpha``.
+
+    Notes
+    -----
     ::
 
         f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}
@@ -97,6 +129,15 @@ def dp_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> FloatOrArray:
 def gaussian_mu(noise_multiplier: float) -> float:
     """μ of the Gaussian mechanism: μ = 1/σ (DRS22, Thm. 2.7), σ = noise std / L2 sensitivity.
 
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+        σ.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> from skdp.accounting import gaussian_mu
@@ -112,6 +153,15 @@ def gaussian_mu(noise_multiplier: float) -> float:
 def compose_gdp(mus: ArrayLike) -> float:
     """μ of the composition of μ_i-GDP mechanisms: √(Σ μ_i²) (DRS22, Cor. 3.3).
 
+    Parameters
+    ----------
+    mus : float or array-like of floats >= 0
+        The μ_i of the mechanisms composed.
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> from skdp.accounting import compose_gdp
@@ -126,6 +176,18 @@ def compose_gdp(mus: ArrayLike) -> float:
 
 def group_gdp(mu: float, k: int) -> float:
     """μ-GDP gives kμ-GDP for groups of k rows (DRS22, Thm. 2.14).
+
+    Parameters
+    ----------
+    mu : float >= 0
+        μ.
+    k : int >= 1
+        The size of the group.
+
+    Returns
+    -------
+    float
+        kμ.
 
     Examples
     --------
@@ -178,6 +240,20 @@ def _log_ndtr_ratio(b, width):
 def gdp_to_delta(mu: float, epsilon: float) -> float:
     """Exact δ(ε) of μ-GDP (DRS22, Cor. 2.13).
 
+    Parameters
+    ----------
+    mu : float >= 0
+        μ.
+    epsilon : float >= 0
+        ε.
+
+    Returns
+    -------
+    float
+        δ, rounded up.
+
+    Notes
+    -----
     ::
 
         δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)
@@ -219,6 +295,20 @@ def gdp_to_delta(mu: float, epsilon: float) -> float:
 def gdp_to_epsilon(mu: float, delta: float) -> float:
     """Smallest ε with μ-GDP ⇒ (ε, δ)-DP: the inverse of :func:`gdp_to_delta`.
 
+    Parameters
+    ----------
+    mu : float >= 0
+        μ.
+    delta : float in [0, 1)
+        δ.
+
+    Returns
+    -------
+    float
+        ε, on the safe side.
+
+    Notes
+    -----
     Solved by a bracketing root finder (Brent); the returned ε is nudged up
     until ``gdp_to_delta(mu, eps) <= delta``, so it is on the safe side.
 
@@ -265,6 +355,27 @@ def poisson_subsampled_gaussian_clt_mu(sampling_rate: float, noise_multiplier: f
                                        steps: int) -> float:
     """APPROXIMATE μ of DP-SGD from the central limit theorem. Never use it to charge a budget.
 
+    A limit as T → ∞, not a bound: at finite T it UNDERESTIMATES ε, sometimes
+    by a lot. It returns a bare float, never an
+    :class:`~skdp.accounting.RDPCurve`, so that it cannot authorise a spend;
+    use :func:`poisson_subsampled_gaussian_rdp` for that.
+
+    Parameters
+    ----------
+    sampling_rate : float in [0, 1]
+        q, the Poisson sampling rate.
+    noise_multiplier : float > 0
+        σ.
+    steps : int >= 0
+        T.
+
+    Returns
+    -------
+    float
+        μ ≈ q √(T (e^{1/σ²} − 1)).
+
+    Notes
+    -----
     Bu, Dong, Long & Su 2020 (HDSR), Sec. 3, and DRS22, Sec. 5 (CLT for
     NoisySGD): with Poisson rate q, noise multiplier σ and T steps,
     μ ≈ q √(T (e^{1/σ²} − 1)). This is a limit as T → ∞ with q√T fixed, not

@@ -152,6 +152,13 @@ class Poisson:
 
     K may be 0; the selection then outputs nothing.
 
+    Parameters
+    ----------
+    mu : float >= 1
+        μ, the mean of K, finite.
+
+    Notes
+    -----
     μ must be at least 1. Thm. 6's bound has the term log(μ)/(λ − 1), which is
     negative for μ < 1, and there the bound falls below the true Rényi
     divergence: for a 1-DP randomized-response run and μ = 0.1, the exact
@@ -212,6 +219,15 @@ class Poisson:
 def geometric(gamma: float) -> TruncatedNegativeBinomial:
     """The geometric law P[K = k] = γ(1 − γ)^{k−1}: a truncated negative binomial with η = 1.
 
+    Parameters
+    ----------
+    gamma : float in (0, 1)
+        γ; the mean of K is 1/γ.
+
+    Returns
+    -------
+    TruncatedNegativeBinomial
+
     Examples
     --------
     >>> from skdp.accounting import geometric
@@ -223,6 +239,15 @@ def geometric(gamma: float) -> TruncatedNegativeBinomial:
 
 def logarithmic(gamma: float) -> TruncatedNegativeBinomial:
     """The logarithmic law P[K = k] = (1 − γ)^k / (k log(1/γ)): η = 0.
+
+    Parameters
+    ----------
+    gamma : float in (0, 1)
+        γ; the mean of K grows as γ goes to 0.
+
+    Returns
+    -------
+    TruncatedNegativeBinomial
 
     Examples
     --------

@@ -105,6 +105,19 @@ def zcdp_to_epsilon(rho: float, delta: float, *, method: str = "cks20") -> float
 def zcdp_to_delta(rho: float, epsilon: float, *, method: str = "cks20") -> float:
     """Smallest δ such that a ρ-zCDP mechanism is (ε, δ)-DP.
 
+    Parameters
+    ----------
+    rho : float >= 0
+    epsilon : float >= 0
+    method : {"cks20", "bs16"}, default="cks20"
+        The conversion (see Notes).
+
+    Returns
+    -------
+    delta : float
+
+    Notes
+    -----
     - ``"bs16"``: the inverse of Bun & Steinke 2016, Prop. 1.3:
       δ = exp(−(ε − ρ)²/(4ρ)) for ε >= ρ (and 1 below).
     - ``"cks20"`` (default): Canonne, Kamath & Steinke 2020, Cor. 13::

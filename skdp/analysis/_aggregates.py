@@ -76,6 +76,18 @@ class Aggregate:
 
     Build quantiles with :func:`quantile`; the others are asked by name
     (``"mean"``). ``var`` and ``std`` use ``ddof=1``, as pandas does.
+
+    Parameters
+    ----------
+    kind : str
+        ``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``,
+        ``"quantile"`` or ``"histogram"``.
+    q : float in [0, 1], default=None
+        The level of a quantile.
+    bins : int, default=None
+        A histogram's number of equal-width bins over the column's bounds.
+    edges : tuple of floats, default=None
+        A histogram's public bin edges.
     """
 
     kind: str

@@ -533,6 +533,15 @@ class GroupBy(_Queries):
 
     Made by :meth:`PrivateTable.groupby`; every method is one query, charged
     once (see :meth:`agg`).
+
+    Parameters
+    ----------
+    table : PrivateTable
+    by : list of str
+        The grouping columns.
+    keys : list or None
+        The public keys, or ``None`` for keys chosen privately (see
+        :meth:`PrivateTable.groupby`).
     """
 
     def __init__(self, table: PrivateTable, by: list, keys: list | None) -> None:

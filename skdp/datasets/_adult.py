@@ -306,9 +306,20 @@ def scale_to_public_bounds(X: ArrayLike, *, lower: ArrayLike, upper: ArrayLike,
                            log_scaled: ArrayLike) -> FloatArray:
     """Clip each column to public ``[lower, upper]`` and map it onto [0, 1].
 
-    Columns flagged in ``log_scaled`` map as ``log1p(x - lower) / log1p(upper - lower)``,
-    the others as ``(x - lower) / (upper - lower)``. Stateless: it learns
-    nothing from ``X``.
+    Stateless: it learns nothing from ``X``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_columns)
+    lower, upper : array-like of shape (n_columns,)
+        The public bounds of each column.
+    log_scaled : array-like of bool, shape (n_columns,)
+        Columns flagged map as ``log1p(x - lower) / log1p(upper - lower)``,
+        the others as ``(x - lower) / (upper - lower)``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_columns)
     """
     X = np.asarray(X, dtype=float)
     lower = np.asarray(lower, dtype=float)

@@ -81,6 +81,20 @@ def _check_positive(name, value):
 def exponential_mechanism_rdp(epsilon: float, *, orders: ArrayLike | None = None) -> RDPCurve:
     """RDP curve of the exponential mechanism run at privacy parameter ε.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    orders : array-like, optional
+        The orders of the curve; ``None``: :data:`skdp.accounting.DEFAULT_ORDERS`.
+
+    Returns
+    -------
+    RDPCurve
+        It carries its event, :class:`~skdp.accounting.BoundedRangeEvent`.
+
+    Notes
+    -----
     The mechanism is ε-DP (McSherry & Talwar 2007, Thm. 6) and ε-bounded
     range (Durfee & Rogers 2019), hence (ε²/8)-zCDP (Cesar & Rogers 2021,
     "bounded range implies zCDP"; lemma numbers not re-checked). Both curves are valid, so their minimum at each order is
@@ -235,6 +249,18 @@ class GaussianMechanism:
 class DiscreteLaplaceMechanism:
     """Integer value + discrete Laplace noise, sampled exactly.
 
+    Pure ε-DP, with no floating-point leak: the sampler uses only integer
+    arithmetic.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    sensitivity : int >= 1, default=1
+        Δ, the L1 sensitivity of the integer query under add/remove-one-row.
+
+    Notes
+    -----
     P(noise = x) ∝ exp(−ε|x|/Δ); for an integer query of L1 sensitivity Δ
     this is ε-DP (Ghosh, Roughgarden & Sundararajan 2009; Canonne, Kamath &
     Steinke 2020, Sec. 2). The sampler uses only integer arithmetic
@@ -273,6 +299,15 @@ class DiscreteLaplaceMechanism:
 class DiscreteGaussianMechanism:
     """Integer value + discrete Gaussian noise N_Z(0, σ²), sampled exactly.
 
+    Parameters
+    ----------
+    noise_multiplier : float > 0
+        σ/Δ, finite.
+    sensitivity : int >= 1, default=1
+        Δ, the L2 sensitivity of the integer query under add/remove-one-row.
+
+    Notes
+    -----
     For an integer query of L2 sensitivity Δ this is ρ-zCDP with
     ρ = Δ²/(2σ²) (Canonne, Kamath & Steinke 2020, Thm. 4 and Prop. 5), so
     the curve is :func:`~skdp.accounting.zcdp_rdp` (ρ). σ = noise_multiplier · Δ.
@@ -325,6 +360,18 @@ def _check_utilities(utilities):
 class ExponentialMechanism:
     """The exponential mechanism: P(r) ∝ exp(ε·u(r) / (2Δ)) (McSherry & Talwar 2007).
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    sensitivity : float > 0, default=1.0
+        Δ, the most one row changes any utility.
+    monotonic : bool, default=False
+        Every utility moves the same way when a row is added: the factor 2
+        is dropped (see Notes).
+
+    Notes
+    -----
     With ``monotonic=True`` (every utility moves the same way when a row is
     added) the factor 2 is dropped, still ε-DP (McSherry & Talwar 2007,
     Sec. 3). Sampling is by the Gumbel-max trick on log-weights, vectorised.
@@ -375,6 +422,18 @@ class ExponentialMechanism:
 class PermuteAndFlip:
     """Permute-and-flip (McKenna & Sheldon 2020, Alg. 1): ε-DP, never worse than EM.
 
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    sensitivity : float > 0, default=1.0
+        Δ, the most one row changes any utility.
+    monotonic : bool, default=False
+        Every utility moves the same way when a row is added: the factor 2
+        is dropped.
+
+    Notes
+    -----
     Visit the candidates in a random order and stop at the first r with a
     coin of probability exp(ε(u(r) − u*)/(2Δ)) showing heads (u* the best
     utility, which always stops). Vectorised: one permutation and one
@@ -410,6 +469,18 @@ class PermuteAndFlip:
 class RandomizedResponse:
     """k-ary randomized response (Warner 1965; Kairouz, Oh & Viswanath 2016).
 
+    ε-DP for each respondent (local DP); a central budget may be charged
+    with it only where the number of rows is public (see Notes).
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        ε, finite.
+    n_categories : int >= 2, default=2
+        k: the values are 0, …, k − 1.
+
+    Notes
+    -----
     Each value in {0, …, k−1} is kept with probability e^ε/(e^ε + k − 1) and
     otherwise replaced by one of the k − 1 other values uniformly. It is ε-DP
     for each respondent (local DP) and reports

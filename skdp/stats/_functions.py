@@ -118,16 +118,30 @@ def count(
 ) -> FloatOrArray:
     """Differentially private ``np.count_nonzero(a, axis)``.
 
-    One row changes a per-column count (``axis=0``) by at most 1 and the
-    total (``axis=None``) by at most its number of entries m; the ``k``
-    per-column counts share (ε, δ) as described in :mod:`skdp.stats`.
-    To count rows, pass a boolean mask or ``np.ones(n)``.
+    The counts are one release, charged to ``budget`` once before the data
+    is read; no bounds are needed.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; an entry counts when it is nonzero. To count rows, pass a
+        boolean mask or ``np.ones(n)``.
+    axis : None or 0, default=None
+        ``None``: one count of all the entries; ``0``: one per column.
+    epsilon, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
 
     Returns
     -------
     float or ndarray
         The noisy count(s), unrounded and possibly negative (round or clip
         them yourself: that is post-processing).
+
+    Notes
+    -----
+    One row changes a per-column count (``axis=0``) by at most 1 and the
+    total (``axis=None``) by at most its number of entries m; the ``k``
+    per-column counts share (ε, δ) as described in :mod:`skdp.stats`.
 
     Examples
     --------
@@ -162,6 +176,25 @@ def sum(
 ) -> FloatOrArray:
     """Differentially private ``np.sum(np.clip(a, *bounds), axis)``.
 
+    The sums are one release, charged to ``budget`` once before the data is
+    read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nansum`).
+    axis : None or 0, default=None
+        ``None``: one sum of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
     Sensitivity per column ``max(|lower|, |upper|)`` (add/remove one row); with
     ``axis=None`` a row contributes the sum of its entries.
 
@@ -196,6 +229,25 @@ def mean(
 ) -> FloatOrArray:
     """Differentially private ``np.mean(np.clip(a, *bounds), axis)``.
 
+    A noisy count and noisy sums, one release charged to ``budget`` once
+    before the data is read; the mean is their ratio.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nanmean`).
+    axis : None or 0, default=None
+        ``None``: one mean of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
     A noisy count and one noisy centred sum per column (k = d + 1 sums
     sharing (ε, δ)), then mean = c + Σ(x − c)/max(ñ, 1) with c the bounds'
     midpoint, clamped to the bounds (post-processing). The number of rows is
@@ -235,6 +287,29 @@ def var(
 ) -> FloatOrArray:
     """Differentially private ``np.var(np.clip(a, *bounds), axis, ddof=ddof)``.
 
+    A noisy count and two noisy sums per column, one release charged to
+    ``budget`` once before the data is read; the variance is computed from
+    them.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nanvar`).
+    axis : None or 0, default=None
+        ``None``: one variance of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+    ddof : int >= 0, default=0
+        Delta degrees of freedom, as in numpy: the divisor is max(ñ − ``ddof``, 1),
+        ñ the noisy count.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
     A noisy count, noisy Σy and noisy Σ(y² − h²/2) per column with
     y = x − c (c the midpoint, h the half-width of the bounds), k = 2d + 1
     sums sharing (ε, δ); var = mean(y²) − mean(y)², clamped to [0, h²]
@@ -266,6 +341,25 @@ def std(
     secure: bool = False,
 ) -> FloatOrArray:
     """Differentially private ``np.std``: the square root of :func:`var`.
+
+    It charges what :func:`var` charges, once.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nanstd`).
+    axis : None or 0, default=None
+        ``None``: one standard deviation of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+    ddof : int >= 0, default=0
+        Delta degrees of freedom, as in numpy: the divisor is max(ñ − ``ddof``, 1),
+        ñ the noisy count.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
 
     Examples
     --------
@@ -449,9 +543,28 @@ def median(
 ) -> FloatOrArray:
     """Differentially private ``np.median``: :func:`quantile` at q = 0.5.
 
-    ``secure=True`` releases a point of a public grid of ``grid_size``
-    values, chosen by the exact base-2 exponential mechanism at an effective
-    ε' ≤ ε (see :func:`quantile`).
+    Pure ε-DP, charged to ``budget`` once before the data is read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only (with missing values: :func:`nanmedian`).
+    axis : None or 0, default=None
+        ``None``: one median of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state
+        The parameters that every function of :mod:`skdp.stats` takes; ``delta`` is ignored.
+    secure : bool, default=False
+        ``secure=True`` releases a point of a public grid of ``grid_size``
+        values, chosen by the exact base-2 exponential mechanism at an
+        effective ε' ≤ ε (see :func:`quantile`).
+    grid_size : int in [2, 2**20], default=1024
+        Number of public candidate outputs with ``secure=True`` (ignored
+        otherwise).
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
 
     Examples
     --------
@@ -520,6 +633,31 @@ def histogram(
 ) -> tuple[FloatArray, FloatArray]:
     """Differentially private ``np.histogram(a, bins, range)``.
 
+    The counts are one release, charged to ``budget`` once before the data
+    is read.
+
+    Parameters
+    ----------
+    a : array-like of shape (n_rows,)
+        One value per row, finite.
+    bins : int or array-like of edges, default=10
+        Public: a number of equal-width bins over ``range``, or the edges.
+    range : (float, float), default=None
+        Public ``(lower, upper)``; required with an integer ``bins``. Values
+        outside it are not counted, as in numpy.
+    epsilon, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; no bounds are needed.
+    density : bool, default=False
+        Normalise the noisy counts (floored at 0) by their own total, as
+        numpy's ``density`` does (post-processing).
+
+    Returns
+    -------
+    hist : ndarray of float (noisy, unrounded; may be negative unless density)
+    bin_edges : ndarray
+
+    Notes
+    -----
     One row falls in at most one bin, so the counts have L1 and L2
     sensitivity 1 under add/remove (Dwork et al. 2006, Example 1): every bin
     gets Laplace(1/ε) noise (or Gaussian with ``delta > 0``), vectorised.
@@ -527,11 +665,6 @@ def histogram(
     ``bins``; values outside the range are not counted, as in numpy.
     ``density=True`` normalises the noisy counts (floored at 0) by their own
     total (post-processing).
-
-    Returns
-    -------
-    hist : ndarray of float (noisy, unrounded; may be negative unless density)
-    bin_edges : ndarray
 
     Examples
     --------
@@ -573,9 +706,32 @@ def histogramdd(
 ) -> tuple[FloatArray, Sequence[FloatArray]]:
     """Differentially private ``np.histogramdd(sample, bins, range)``.
 
-    ``sample`` has shape (n_rows, D); one row falls in at most one cell, so
-    the sensitivity is 1 as for :func:`histogram`. ``range`` is a sequence
-    of D public (lower, upper) pairs.
+    The counts are one release, charged to ``budget`` once before the data
+    is read.
+
+    Parameters
+    ----------
+    sample : array-like of shape (n_rows, D)
+        One point per row, finite.
+    bins : int, array-like of edges, or a sequence of D of these, default=10
+        Public, as in numpy.
+    range : sequence of D (lower, upper) pairs, default=None
+        Public; required for the dimensions with an integer number of bins.
+    epsilon, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; no bounds are needed.
+    density : bool, default=False
+        Normalise the noisy counts (floored at 0) by their own total, as
+        numpy's ``density`` does (post-processing).
+
+    Returns
+    -------
+    hist : ndarray of D dimensions
+    edges : list of D ndarrays
+
+    Notes
+    -----
+    One row falls in at most one cell, so the sensitivity is 1 as for
+    :func:`histogram`.
 
     Examples
     --------
@@ -614,7 +770,22 @@ def histogram2d(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Differentially private ``np.histogram2d(x, y, bins, range)``.
 
-    Row i is the pair (x[i], y[i]); see :func:`histogramdd`.
+    Row i is the pair (x[i], y[i]); see :func:`histogramdd`, which it calls
+    (one charge).
+
+    Parameters
+    ----------
+    x, y : array-like of shape (n_rows,)
+        The two values of each row.
+    bins : int, array-like of edges, or a pair of these, default=10
+        Public, as in numpy.
+    range : pair of (lower, upper) pairs, default=None
+        Public; required with an integer number of bins.
+    epsilon, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; no bounds are needed.
+    density : bool, default=False
+        Normalise the noisy counts (floored at 0) by their own total, as
+        numpy's ``density`` does (post-processing).
 
     Returns
     -------

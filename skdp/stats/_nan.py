@@ -105,9 +105,27 @@ def nansum(
 ) -> FloatOrArray:
     """Differentially private ``np.nansum(np.clip(a, *bounds), axis)``.
 
-    NaN entries count as 0; the others are clipped to the bounds. One row
-    changes a column's sum by at most ``max(|lower|, |upper|)``, as for
-    :func:`skdp.stats.sum`, whose curve this is.
+    NaN entries count as 0; the others are clipped to the bounds. One
+    release, charged to ``budget`` once before the data is read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    axis : None or 0, default=None
+        ``None``: one sum of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
+    One row changes a column's sum by at most ``max(|lower|, |upper|)``, as
+    for :func:`skdp.stats.sum`, whose curve this is.
 
     Examples
     --------
@@ -146,6 +164,26 @@ def nanmean(
 ) -> FloatOrArray:
     """Differentially private ``np.nanmean(np.clip(a, *bounds), axis)``.
 
+    A noisy count of the values and a noisy sum per output, one release
+    charged to ``budget`` once before the data is read. An output with no
+    value returns noise around the bounds' midpoint (numpy returns NaN).
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    axis : None or 0, default=None
+        ``None``: one mean of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
     Per output a noisy count of its non-NaN values and a noisy sum of
     their offsets from the bounds' midpoint c (2 sums per output sharing
     (ε, δ)); mean = c + Σ(x − c)/max(ñ, 1), clamped to the bounds
@@ -224,6 +262,28 @@ def nanvar(
 ) -> FloatOrArray:
     """Differentially private ``np.nanvar(np.clip(a, *bounds), axis, ddof=ddof)``.
 
+    A noisy count of the values and two noisy sums per output, one release
+    charged to ``budget`` once before the data is read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    axis : None or 0, default=None
+        ``None``: one variance of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+    ddof : int >= 0, default=0
+        Delta degrees of freedom, as in numpy: the divisor is max(ñ − ``ddof``, 1),
+        ñ the noisy count of values.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
+    Notes
+    -----
     Per output a noisy count of its values, noisy Σy and noisy
     Σ(y² − h²/2) over them (y = x − c, c the midpoint and h the half-width
     of the bounds; 3 sums per output sharing (ε, δ)); var = mean(y²) −
@@ -257,6 +317,25 @@ def nanstd(
 ) -> FloatOrArray:
     """Differentially private ``np.nanstd``: the square root of :func:`nanvar`.
 
+    It charges what :func:`nanvar` charges, once.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    axis : None or 0, default=None
+        ``None``: one standard deviation of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes.
+    ddof : int >= 0, default=0
+        Delta degrees of freedom, as in numpy: the divisor is max(ñ − ``ddof``, 1),
+        ñ the noisy count of values.
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
+
     Examples
     --------
     >>> import numpy as np
@@ -286,8 +365,30 @@ def percentile(
 ) -> FloatOrArray:
     """Differentially private ``np.percentile``: :func:`skdp.stats.quantile` at ``q / 100``.
 
-    ``q`` is in percent, in [0, 100]; everything else (the mechanism, its
-    curve, ``secure`` and ``method``) is that of :func:`skdp.stats.quantile`.
+    Everything but ``q`` (the mechanism, its curve, its one charge,
+    ``secure`` and ``method``) is that of :func:`skdp.stats.quantile`.
+
+    Parameters
+    ----------
+    a : array-like
+        The data, finite values only.
+    q : float or array-like of floats in [0, 100]
+        The levels, in percent.
+    axis : None or 0, default=None
+        ``None``: one percentile of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; ``delta``
+        is ignored (pure ε-DP).
+    method : {"split", "joint"}, default="split"
+        How several levels of one column share ε (see :func:`skdp.stats.quantile`).
+    grid_size : int in [2, 2**20], default=1024
+        Number of public candidate outputs with ``secure=True`` (see
+        :func:`skdp.stats.quantile`).
+
+    Returns
+    -------
+    float or ndarray
+        As :func:`numpy.percentile` returns.
 
     Examples
     --------
@@ -322,6 +423,33 @@ def nanquantile(
 ) -> FloatOrArray:
     """Differentially private ``np.nanquantile``: :func:`skdp.stats.quantile` without the NaNs.
 
+    Pure ε-DP, the curve of :func:`skdp.stats.quantile`, charged to
+    ``budget`` once before the data is read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    q : float or array-like of floats in [0, 1]
+        The levels.
+    axis : None or 0, default=None
+        ``None``: one quantile of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; ``delta``
+        is ignored (pure ε-DP).
+    method : {"split", "joint"}, default="split"
+        How several levels of one column share ε (see :func:`skdp.stats.quantile`).
+    grid_size : int in [2, 2**20], default=1024
+        Number of public candidate outputs with ``secure=True`` (see
+        :func:`skdp.stats.quantile`).
+
+    Returns
+    -------
+    float or ndarray
+        As :func:`numpy.nanquantile` returns.
+
+    Notes
+    -----
     Each column's NaN entries are left out before the exponential mechanism
     runs on the rest; a row's NaN entry adds nothing to its column, so the
     rank utility keeps its sensitivity and the curve is that of
@@ -356,6 +484,26 @@ def nanmedian(
     grid_size: int = 1024,
 ) -> FloatOrArray:
     """Differentially private ``np.nanmedian``: :func:`nanquantile` at q = 0.5.
+
+    Pure ε-DP, charged to ``budget`` once before the data is read.
+
+    Parameters
+    ----------
+    a : array-like
+        The data; NaN entries are missing values, infinite ones are refused.
+    axis : None or 0, default=None
+        ``None``: one median of all the entries; ``0``: one per column.
+    epsilon, bounds, delta, budget, random_state, secure
+        The parameters that every function of :mod:`skdp.stats` takes; ``delta``
+        is ignored (pure ε-DP).
+    grid_size : int in [2, 2**20], default=1024
+        Number of public candidate outputs with ``secure=True`` (see
+        :func:`skdp.stats.quantile`).
+
+    Returns
+    -------
+    float or ndarray
+        A float with ``axis=None``, else one value per column.
 
     Examples
     --------

@@ -38,6 +38,14 @@ __all__ = [
 def check_epsilon(epsilon: float, *, name: str = "epsilon", allow_inf: bool = True) -> float:
     """Return ``epsilon`` as a float > 0, or raise ``ValueError``.
 
+    Parameters
+    ----------
+    epsilon : float
+    name : str, default="epsilon"
+        The parameter's name in the error message.
+    allow_inf : bool, default=True
+        Whether ``inf`` (no privacy) is accepted.
+
     Examples
     --------
     >>> from skdp.utils import check_epsilon
@@ -134,7 +142,16 @@ privacy model): 1e-5, the common choice for tables up to about 100,000 rows.
 
 
 def check_delta(delta: float, *, name: str = "delta", allow_zero: bool = True) -> float:
-    """Return ``delta`` as a float in [0, 1) (or (0, 1)), or raise ``ValueError``."""
+    """Return ``delta`` as a float in [0, 1) (or (0, 1)), or raise ``ValueError``.
+
+    Parameters
+    ----------
+    delta : float
+    name : str, default="delta"
+        The parameter's name in the error message.
+    allow_zero : bool, default=True
+        Whether 0 (pure ε-DP) is accepted.
+    """
     if isinstance(delta, (bool, np.bool_)) or not isinstance(delta, numbers.Real):
         raise TypeError(f"{name} must be a real number; got {type(delta).__name__}.")
     delta = float(delta)
@@ -145,7 +162,17 @@ def check_delta(delta: float, *, name: str = "delta", allow_zero: bool = True) -
 
 
 def check_budget(budget: PrivacyBudget | None) -> PrivacyBudget | None:
-    """Return ``budget`` if it is ``None`` or a :class:`~skdp.PrivacyBudget`."""
+    """Return ``budget`` if it is ``None`` or a :class:`~skdp.PrivacyBudget`.
+
+    Parameters
+    ----------
+    budget : PrivacyBudget or None
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+    """
     if budget is not None and not isinstance(budget, PrivacyBudget):
         raise TypeError(f"budget must be a skdp.PrivacyBudget or None; got {type(budget).__name__}.")
     return budget
@@ -167,6 +194,8 @@ def check_bounds(bounds: ArrayLike, n_features: int | None = None, *,
         chosen without looking at the private data.
     n_features : int, optional
         Broadcast the bounds to this many features.
+    name : str, default="bounds"
+        The parameter's name in the error messages.
 
     Raises
     ------
@@ -460,10 +489,22 @@ def check_generator(random_state: RandomStateLike | SecureGenerator, *,
                     secure: bool = False) -> np.random.Generator | SecureGenerator:
     """A :class:`numpy.random.Generator` from ``random_state``.
 
-    ``None`` draws fresh OS entropy; an int seeds a generator for
-    reproducible tests; a ``Generator`` is used as is; a legacy
-    ``RandomState`` seeds a new generator from one draw.
+    Parameters
+    ----------
+    random_state : None, int, numpy Generator or RandomState
+        ``None`` draws fresh OS entropy; an int seeds a generator for
+        reproducible tests; a ``Generator`` is used as is; a legacy
+        ``RandomState`` seeds a new generator from one draw.
+    secure : bool, default=False
+        Draw from the operating system's CSPRNG (see Notes); ``random_state``
+        must then be ``None``.
 
+    Returns
+    -------
+    numpy.random.Generator or SecureGenerator
+
+    Notes
+    -----
     With ``secure=True`` the generator is a
     ``SecureGenerator`` (``skdp._secure``): every draw comes from the
     operating system's CSPRNG (:func:`os.urandom`), and ``random_state`` must

@@ -482,7 +482,8 @@ class DPHistGradientBoostingRegressor(RegressorMixin, _BaseDPHistGradientBoostin
     Parameters
     ----------
     epsilon, delta, bounds, categorical_features, categories, max_iter, learning_rate, \
-max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state
+max_depth, max_bins, l2_regularization, min_samples_leaf, budget, random_state, \
+secure, verbose
         As in :class:`~skdp.ensemble.DPHistGradientBoostingClassifier`.
     bounds_y : tuple (lower, upper) or None, default=None
         Public bounds of the target; ``None``: released privately.
