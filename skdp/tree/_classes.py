@@ -118,8 +118,9 @@ class CountSplitter:
     """
 
     def __init__(self, *, split_epsilon, count_std, max_features, n_features, n_bins,
-                 n_categories=None):
+                 n_classes, n_categories=None):
         self.split_epsilon = split_epsilon
+        self.n_classes = n_classes
         self.count_std = count_std
         self.max_features = max_features
         self.n_features = n_features
@@ -128,54 +129,75 @@ class CountSplitter:
         self.n_categories = np.asarray(n_categories, dtype=np.int64)
         self.numeric = np.flatnonzero(self.n_categories == 0)
 
-    def split(self, bins, node, n_nodes, Y, _, rng):
-        """(feature, bool row over the bins: True goes right) of each node."""
-        k = Y.shape[1]
+    def split(self, bins, node, n_nodes, label, _, rng):
+        """(feature, bool row over the bins: True goes right) of each node.
+
+        ``label`` is each row's class (0..k − 1). Every random number is drawn
+        first, in a fixed order and shapes fixed by the parameters (the
+        numeric candidates' Gumbel noise, each categorical feature's, then the
+        features drawn per node); then the class counts are computed for the
+        features that some node drew, and the other features' logits stay −∞.
+        """
+        k = self.n_classes
         B = self.n_bins
-        numeric = self.numeric
-        hist = np.stack([bins.histograms(node, n_nodes, Y[:, c])[0]
-                         for c in range(k)])  # (k, nodes, d, bins)
-        totals = hist[:, :, 0, :].sum(axis=2)  # (k, nodes)
-        # Left class counts of every (threshold, missing direction): _candidates.
-        left = left_sums(hist[:, :, numeric], B)  # (k, nodes, numeric, 2B − 1)
-        right = totals[:, :, None, None] - left
         d = self.n_features
-        feature_logit = np.full((n_nodes, d), -np.inf)
-        if self.split_epsilon == math.inf:  # Gini: Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R
-            score = _gini_gain(left, right, totals)
-        else:  # sensitivity 1: one row moves one class count of one child by 1
-            score = 0.5 * self.split_epsilon * (left.max(axis=0) + right.max(axis=0))
-            score = score + rng.gumbel(size=score.shape)  # the exponential mechanism
-        candidate = np.zeros((n_nodes, d), dtype=np.int64)
-        if numeric.size:
-            candidate[:, numeric] = score.argmax(axis=2)
-            feature_logit[:, numeric] = score.max(axis=2)
+        numeric = self.numeric
         categorical = np.flatnonzero(self.n_categories)
-        sets = {}
-        for j in categorical:  # (nodes, codes, k) counts of the categories and the missing
-            counts = np.moveaxis(hist[:, :, j, :self.n_categories[j] + 1], 0, 2)
-            if self.split_epsilon == math.inf:
-                feature_logit[:, j], sets[j] = _gini_categorical(counts, totals.T)
-            else:
-                feature_logit[:, j], sets[j] = self._private_categorical(counts, rng)
-        if self.max_features < self.n_features:  # features drawn per node, public randomness
-            drawn = np.argsort(rng.random((n_nodes, self.n_features)), axis=1)
-            masked = np.ones((n_nodes, self.n_features), dtype=bool)
+        private = self.split_epsilon != math.inf
+        if private:  # the exponential mechanism's noise
+            gumbel = rng.gumbel(size=(n_nodes, numeric.size, 2 * B - 1))
+            noise = {j: self._categorical_noise(n_nodes, int(self.n_categories[j]) + 1, k, rng)
+                     for j in categorical}
+        masked = None
+        if self.max_features < d:  # features drawn per node, public randomness
+            drawn = np.argsort(rng.random((n_nodes, d)), axis=1)
+            masked = np.ones((n_nodes, d), dtype=bool)
             np.put_along_axis(masked, drawn[:, :self.max_features], False, axis=1)
+        used = np.arange(d) if masked is None else np.flatnonzero(~masked.all(axis=0))
+        position = np.full(d, -1)
+        position[used] = np.arange(used.size)
+        hist = bins.counts(node, n_nodes, label, k, used)  # (k, nodes, used, bins)
+        totals = hist[:, :, 0, :].sum(axis=2)  # (k, nodes)
+        feature_logit = np.full((n_nodes, d), -np.inf)
+        candidate = np.zeros((n_nodes, d), dtype=np.int64)
+        num = np.flatnonzero(position[numeric] >= 0)  # the used numeric features, in numeric
+        if num.size:
+            # Left class counts of every (threshold, missing direction): _candidates.
+            left = left_sums(hist[:, :, position[numeric[num]]], B)  # (k, nodes, num, 2B − 1)
+            right = totals[:, :, None, None] - left
+            if private:  # sensitivity 1: one row moves one class count of one child by 1
+                score = 0.5 * self.split_epsilon * (left.max(axis=0) + right.max(axis=0))
+                score = score + gumbel[:, num]  # the exponential mechanism
+            else:  # Gini: Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R
+                score = _gini_gain(left, right, totals)
+            candidate[:, numeric[num]] = score.argmax(axis=2)
+            feature_logit[:, numeric[num]] = score.max(axis=2)
+        sets = {}
+        for j in categorical[position[categorical] >= 0]:
+            # (nodes, codes, k) counts of the categories and the missing
+            counts = np.moveaxis(hist[:, :, position[j], :self.n_categories[j] + 1], 0, 2)
+            if private:
+                feature_logit[:, j], sets[j] = self._private_categorical(counts, *noise[j])
+            else:
+                feature_logit[:, j], sets[j] = _gini_categorical(counts, totals.T)
+        if masked is not None:
             feature_logit = np.where(masked, -np.inf, feature_logit)
         rows = np.arange(n_nodes)
         feature = feature_logit.argmax(axis=1)
         table = numeric_tables(candidate[rows, feature], B, bins.n_bins)
-        for j in categorical:
+        for j in sets:
             nodes = np.flatnonzero(feature == j)
             table[nodes] = False
             table[nodes, :self.n_categories[j] + 1] = sets[j][nodes]
-        if self.split_epsilon == math.inf:
+        if not private:
             none = ~(feature_logit[rows, feature] > 1e-12)
             table[none] = False  # no split: every row left
             # Missing values (and categories) absent from the node go, at predict, to the
-            # child with more rows (scikit-learn's DecisionTreeClassifier).
-            n_node = hist.sum(axis=0)[rows, feature]  # (nodes, bins)
+            # child with more rows (scikit-learn's DecisionTreeClassifier). A node whose
+            # drawn features all have gain −∞ does not split: its feature's counts are unused.
+            counted = position[feature] >= 0
+            n_node = np.zeros((n_nodes, bins.n_bins))
+            n_node[counted] = hist.sum(axis=0)[rows[counted], position[feature[counted]]]
             absent = (n_node == 0) & ~none[:, None]
             absent[:, :B] &= self.n_categories[feature][:, None] > 0  # numeric: the missing bin
             n_right = np.where(table, n_node, 0).sum(axis=1)
@@ -183,7 +205,13 @@ class CountSplitter:
             table = np.where(absent, larger_right[:, None], table)
         return feature, table
 
-    def _private_categorical(self, counts, rng):
+    def _categorical_noise(self, n_nodes, n_codes, k, rng):
+        """The Gumbel and uniform draws of :meth:`_private_categorical`, in its order."""
+        n_pairs = max(k * (k - 1), 1)
+        return (rng.gumbel(size=n_nodes), rng.gumbel(size=(n_nodes, n_pairs)),
+                rng.random((n_nodes, n_codes)))
+
+    def _private_categorical(self, counts, gumbel_feature, gumbel_pair, uniform):
         """Log weights and drawn sets of one categorical feature in each node (finite ε).
 
         The candidates are (s, a, b): a sign pattern s of the c + 1 codes and
@@ -195,7 +223,8 @@ class CountSplitter:
         e^{h·C_code,b}), h = ε_s/2; given (a, b) each code goes left with
         probability e^{h·C_a}/(e^{h·C_a} + e^{h·C_b}). The base measure
         μ = (2·n_bins − 1)/(2^(c+1)·K(K − 1)) gives the feature the prior mass
-        of a numeric feature's 2·n_bins − 1 candidates of weight 1.
+        of a numeric feature's 2·n_bins − 1 candidates of weight 1. The noise
+        (:meth:`_categorical_noise`) is drawn before the counts are read.
         """
         n_nodes, n_codes, k = counts.shape
         h = 0.5 * self.split_epsilon
@@ -206,15 +235,16 @@ class CountSplitter:
         log_mu = (math.log(2 * self.n_bins - 1) - n_codes * math.log(2.0)
                   - math.log(len(pairs)))
         total = np.logaddexp.reduce(log_pair, axis=1)
-        logit = log_mu + total + rng.gumbel(size=n_nodes)
-        pair = (log_pair - total[:, None] + rng.gumbel(size=log_pair.shape)).argmax(axis=1)
+        logit = log_mu + total + gumbel_feature
+        pair = (log_pair - total[:, None] + gumbel_pair).argmax(axis=1)
         rows = np.arange(n_nodes)
         p_right = expit(hb[rows, :, pair] - ha[rows, :, pair])  # (nodes, codes)
-        return logit, rng.random((n_nodes, n_codes)) < p_right
+        return logit, uniform < p_right
 
-    def leaves(self, leaf, n_leaves, Y, _, rng):
-        counts = np.stack([np.bincount(leaf, weights=Y[:, c], minlength=n_leaves)
-                           for c in range(Y.shape[1])], axis=1)
+    def leaves(self, leaf, n_leaves, label, _, rng):
+        k = self.n_classes
+        counts = np.bincount(leaf * k + label, minlength=n_leaves * k).reshape(n_leaves, k)
+        counts = counts.astype(np.float64)  # integers: the sums of the one-hot weights
         if self.count_std:
             counts = counts + self.count_std * rng.standard_normal(counts.shape)
         return counts, None
@@ -315,7 +345,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         # A numeric feature's max_bins bins and its missing bin; a categorical feature's
         # c <= max_bins categories and its missing code c.
         bins = make_bins(binned, self.max_bins + 1)
-        Y = (y[:, None] == classes[None, :]).astype(float)
+        label = np.searchsorted(classes, y)  # each row's class: y holds only classes
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees
             split_epsilon = math.sqrt(8.0 * SPLIT_SHARE * rho / self.max_depth)
@@ -324,7 +354,8 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
             split_epsilon, count_std = math.inf, 0.0
         splitter = CountSplitter(split_epsilon=split_epsilon, count_std=count_std,
                                  max_features=max_features, n_features=d,
-                                 n_bins=self.max_bins, n_categories=self._n_categories())
+                                 n_bins=self.max_bins, n_classes=classes.size,
+                                 n_categories=self._n_categories())
         say = self._progress(verbose)  # public parameters, counters and times only
         say(f"charged epsilon={self.epsilon_spent_:.4g}, delta={self.delta_spent_:.3g}; "
             f"growing {n_trees} tree(s) of depth {self.max_depth}, {max_features} feature(s) "
@@ -334,7 +365,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
             say(f"level {level}/{self.max_depth} split")
 
         def grow(tree_rng):
-            return grow_tree(bins, binned, Y, None, max_depth=self.max_depth,
+            return grow_tree(bins, binned, label, None, max_depth=self.max_depth,
                              splitter=splitter, learning_rate=1.0, rng=tree_rng,
                              report=level_done if n_trees == 1 else None)[0]
 

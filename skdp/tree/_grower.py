@@ -52,27 +52,42 @@ class TreePredictor:
         return self.value[self.leaf_index(binned)]
 
 
+# _children looks each distinct split feature of a level up in its own column when a level
+# has at most this many; with more, it gathers each row's bin of its node's feature instead
+# (one pass whatever the number of features).
+FEW_FEATURES = 4
+
+
 def _children(binned, local, n_nodes, feature, table):
     """Each row's node on the next level, 2·node + (1 if its bin goes right), from its node.
 
     ``local`` (intp, one per row) is each row's node among the level's
     ``n_nodes``; node i splits on ``feature[i]`` by the bool row ``table[i]``.
-    One lookup per distinct feature of the level, in a table of
-    (node, bin) → goes right that is False for the nodes on other features:
-    a row reads only its own column, as ``binned[row, feature[local[row]]]``.
+    With few distinct features, one lookup per feature in a table of
+    (node, bin) → goes right that is False for the nodes on other features
+    (a row reads only its own column); with more, a gather of
+    ``binned[row, feature[local[row]]]``.
     """
     table = np.asarray(table, dtype=bool)
     if n_nodes == 1:
         right = table[0][binned[:, feature[0]]]
         return right.view(np.uint8).astype(np.intp)
-    n_bins = table.shape[1]
+    n, n_bins = local.shape[0], table.shape[1]
     base = local * n_bins
-    right = np.zeros(local.shape[0], dtype=bool)
-    index = np.empty_like(base)
-    for j in np.unique(feature):
-        lookup = (table & (feature == j)[:, None]).ravel()
-        np.add(base, binned[:, j], out=index)
-        right |= lookup[index]
+    distinct = np.unique(feature)
+    if distinct.size <= FEW_FEATURES:
+        right = np.zeros(n, dtype=bool)
+        index = np.empty_like(base)
+        for j in distinct:
+            lookup = (table & (feature == j)[:, None]).ravel()
+            np.add(base, binned[:, j], out=index)
+            right |= lookup[index]
+    else:
+        flat = np.asfortranarray(binned).T.ravel()  # feature by feature: a view of binned
+        where = np.asarray(feature, dtype=np.intp)[local] * n
+        where += np.arange(n)
+        base += flat[where]
+        right = table.ravel()[base]
     children = np.multiply(local, 2, out=base)  # base is no longer needed
     children += right
     return children

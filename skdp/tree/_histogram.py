@@ -16,6 +16,11 @@ these sums, bit for bit:
 internal arithmetic on exact sums before any noise: nothing here is released,
 and the two layouts give the same histograms (tests/tree/test_histogram.py), so
 the choice changes no released value, only the time and memory of a fit.
+
+The class-count trees need counts, not weighted sums: ``counts`` gives the
+(class, node, feature, bin) row counts of some features in one pass without
+weights. Counts are integers, exact in float64 whatever the order of the
+additions, so they equal the sums of the one-hot class weights bit for bit.
 """
 
 import numpy as np
@@ -106,6 +111,23 @@ class SparseBins:
         totals = _fill_common(hist, self.common, node, n_nodes, weights)
         return hist, totals
 
+    def counts(self, node, n_nodes, label, n_classes, features):
+        """Row counts per (class, node, feature, bin) of ``features``: float (k, n_nodes, f, b).
+
+        ``label`` (int array, one per row) is each row's class in 0..k − 1.
+        Every feature's entries are counted (few: selecting some costs more
+        than counting them all), then ``features`` are taken.
+        """
+        d, b = self.n_features, self.n_bins
+        group = label * n_nodes + node  # (class, node) of each row
+        hist = np.bincount(group[self.rows] * (d * b) + self.offset,
+                           minlength=n_classes * n_nodes * d * b)
+        hist = hist.reshape(n_classes, n_nodes, d, b)[:, :, features]
+        totals = np.bincount(group, minlength=n_classes * n_nodes).reshape(n_classes, n_nodes)
+        hist[:, :, np.arange(len(features)), self.common[features]] = (
+            totals[:, :, None] - hist.sum(axis=3))
+        return hist.astype(np.float64)
+
 
 class DenseBins:
     """The binned matrix as uint8 columns (1 byte per entry); every row is added.
@@ -161,3 +183,19 @@ class DenseBins:
         hist[:, np.arange(d), self.common] = 0.0
         totals = _fill_common(hist, self.common, node, n_nodes, weights)
         return hist, totals
+
+    def counts(self, node, n_nodes, label, n_classes, features):
+        """Row counts per (class, node, feature, bin) of ``features``: float (k, n_nodes, f, b).
+
+        As :meth:`SparseBins.counts`: one ``np.bincount`` of each feature's
+        column offset by each row's (class, node), every bin counted.
+        """
+        b = self.n_bins
+        cells = n_classes * n_nodes * b
+        base = (label * n_nodes + node) * b  # (class, node) of each row
+        index = np.empty_like(base)
+        hist = np.empty((len(features), cells))
+        for i, j in enumerate(features):
+            np.add(base, self.columns[:, j], out=index)
+            hist[i] = np.bincount(index, minlength=cells)
+        return hist.reshape(-1, n_classes, n_nodes, b).transpose(1, 2, 0, 3)

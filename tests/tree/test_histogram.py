@@ -86,6 +86,22 @@ def test_histograms_add_each_bin_in_row_order_and_the_common_bin_is_the_rest(see
     assert _same_bits(hist, expected) and _same_bits(totals, total)
 
 
+@pytest.mark.parametrize("seed", range(0, 300, 3))
+def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(seed):
+    """counts() equals the weighted histograms of each class's one-hot column, bit for bit."""
+    binned, n_bins, node, n_nodes, _ = _random_case(seed)
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 4))
+    label = rng.integers(0, k, binned.shape[0])
+    d = binned.shape[1]
+    features = np.flatnonzero(rng.random(d) < 0.6) if seed % 2 else np.arange(d)
+    for layout in (SparseBins(binned, n_bins), DenseBins(binned, n_bins)):
+        expected = np.stack([layout.histograms(node, n_nodes, (label == c).astype(float))[0]
+                             for c in range(k)])[:, :, features]
+        counts = layout.counts(node, n_nodes, label, k, features)
+        assert counts.dtype == np.float64 and _same_bits(counts, expected)
+
+
 def test_make_bins_is_dense_unless_most_entries_are_in_their_common_bin():
     rng = np.random.default_rng(0)
     dense = rng.integers(0, 32, (1000, 5)).astype(np.uint8)

@@ -173,8 +173,8 @@ def _split_draws(extra_row, split_epsilon, n_draws, seed):
     binned = np.array(bin_ * n_draws, dtype=np.uint8)[:, None]
     node = np.repeat(np.arange(n_draws), len(bin_))
     splitter = CountSplitter(split_epsilon=split_epsilon, count_std=1.0, max_features=1,
-                             n_features=1, n_bins=3)
-    table = splitter.split(SparseBins(binned, 4), node, n_draws, np.eye(2)[label * n_draws],
+                             n_features=1, n_bins=3, n_classes=2)
+    table = splitter.split(SparseBins(binned, 4), node, n_draws, np.array(label * n_draws),
                            None, np.random.default_rng(seed))[1]
     code = table @ np.array([1, 2, 4, 8])
     candidates = [14, 12, 8, 6, 4]  # thresholds 1, 2 (missing right), missing alone, 1, 2 (left)
@@ -226,11 +226,11 @@ def test_private_categorical_split_is_the_exponential_mechanism():
             (2, 2, 1)]
     n_nodes = 8000
     binned = np.array([[b, c] for b, c, _ in rows] * n_nodes, dtype=np.uint8)
-    Y = np.eye(2)[[label for *_, label in rows] * n_nodes]
+    label = np.array([label for *_, label in rows] * n_nodes)
     node = np.repeat(np.arange(n_nodes), len(rows))
     splitter = CountSplitter(split_epsilon=eps, count_std=1.0, max_features=2, n_features=2,
-                             n_bins=2, n_categories=[0, 2])
-    feature, table = splitter.split(SparseBins(binned, 3), node, n_nodes, Y, None,
+                             n_bins=2, n_classes=2, n_categories=[0, 2])
+    feature, table = splitter.split(SparseBins(binned, 3), node, n_nodes, label, None,
                                     np.random.default_rng(0))
     h = eps / 2
 
