@@ -5,7 +5,9 @@ the composition of all charges in id order, with the number of charges and
 the last id it covers. Each charge is one ``BEGIN IMMEDIATE`` transaction:
 read the total, compose, compare with the cap, then insert the charge and the
 new total, or refuse. SQLite's write lock serialises concurrent charges from
-threads and processes on one machine, so they can never overspend.
+threads and processes on one machine, so they can never overspend. The
+commit is on disk before ``charge`` returns: the log is synced right after
+the write lock is released (:func:`_sync_log`).
 
 The total is a cache of the charges, never trusted blindly: triggers delete it
 whenever any program inserts, changes or deletes a charge without updating it
@@ -99,10 +101,16 @@ def _open(path, *, create):
 
 
 def _configure(conn):
+    """Wait for the write lock, and sync what a write transaction commits (see :func:`_connect`).
+
+    In WAL mode ``synchronous = NORMAL``: the commit writes the log without
+    syncing it, and :func:`_connect` syncs it once the write lock is released.
+    Other modes (a ledger made by an older skdp, or the file being created)
+    keep ``FULL``, which syncs inside the commit.
+    """
     conn.execute("PRAGMA busy_timeout = 600000")
-    # FULL: a committed charge is on disk before charge() returns, even
-    # if the machine loses power right after (WAL mode alone syncs less).
-    conn.execute("PRAGMA synchronous = FULL")
+    wal = conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+    conn.execute(f"PRAGMA synchronous = {'NORMAL' if wal else 'FULL'}")
     return conn
 
 
@@ -116,10 +124,44 @@ def _connect(path, *, write, create=False):
     later close could delete the write-ahead log the child still writes, so
     the child's charges would be lost (found in a review of a version that
     kept one connection open per thread).
+
+    A committed write is on disk when this returns, even if the machine
+    loses power right after: the log is synced after the commit, with the
+    write lock already released, so that the charges of other processes
+    need not wait for this one's sync (:func:`_sync_log`).
     """
     with closing(_configure(_open(path, create=create))) as conn:
         with _transaction(conn, write):
             yield conn
+    if write:
+        _sync_log(path)
+
+
+def _sync_log(path):
+    """Put on disk every transaction committed to the ledger at ``path`` so far.
+
+    Called after a commit in ``synchronous = NORMAL``, where SQLite writes
+    the log at the commit and syncs it only before a checkpoint. The
+    committed frames are then either in the log file at ``path + "-wal"``,
+    whose sync puts them (and every frame before them) on disk, or no
+    longer in it: a log is rewound or deleted only after a checkpoint has
+    copied all its frames into the database file and synced it. A new log's
+    header and folder entry are synced by SQLite before its first frame. So
+    a charge is on disk before ``charge`` returns, as with ``FULL``; a later
+    charge decided on a total that includes an earlier one is in the same
+    log after it, and is never on disk without it.
+    """
+    try:
+        fd = os.open(path + "-wal", os.O_RDWR)
+    except FileNotFoundError:
+        return  # checkpointed into the database file, synced, and removed by the last close
+    try:
+        _sync(fd)
+    finally:
+        os.close(fd)
+
+
+_sync = getattr(os, "fdatasync", os.fsync)  # SQLite's own sync on Linux is fdatasync
 
 
 @contextmanager

@@ -12,7 +12,10 @@ before the URL reaches libpq (``default`` when absent)::
 Each charge is one transaction: ``SELECT ... FOR UPDATE`` locks the budget's
 row, which holds the running total, so concurrent charges from any number of
 processes and machines queue on it; the handle composes, compares with the
-cap, and inserts the charge and the new total, or rolls back. A row trigger
+cap, and inserts the charge and the new total, or rolls back. The commit
+is asynchronous, so the row is free for the next charge at once, and is
+followed by a wait until the server's log is on disk up to it (:func:`_flush`):
+a charge is on disk before ``charge`` returns. A row trigger
 drops a budget's total whenever its charges are inserted, changed or deleted
 (skdp writes the new total after its own insert), and a total whose last id
 is not the budget's largest charge id is ignored: as in the SQLite ledger, a
@@ -436,16 +439,31 @@ class PostgresLedger:
             if not self._was_recorded(tx.inserted):
                 raise self._lost(exc, "the charge is not in the ledger, so nothing was "
                                       "recorded") from exc
+            return  # found, and put on disk by the transaction that found it
+        if tx.writes:
+            try:
+                _flush(conn)
+            except psycopg.Error as exc:
+                if conn.broken or conn.closed:
+                    _drop(conn)
+                raise LedgerConnectionError(
+                    f"The PostgreSQL ledger at {self.where!r} recorded the charge but did not "
+                    f"confirm that it is on disk ({' '.join(str(exc).split())}). The fit that "
+                    "asked for it did not run; the charge counts, unused, if the server kept it."
+                ) from exc
 
     def _was_recorded(self, inserted):
         """Whether a charge whose commit got no answer is in the ledger (looked up anew)."""
         charge_id, when, pid = inserted
         try:
             with self._plain_transaction() as conn:
-                return conn.execute(
+                found = conn.execute(
                     "SELECT count(*) FROM skdp_charges WHERE budget_id = %s AND id = %s "
                     "AND time = %s AND pid = %s", (self.identity[0], charge_id, when, pid),
                 ).fetchone()[0] == 1
+                if found:  # committed asynchronously: this transaction's commit puts it on disk
+                    conn.execute(_FLUSH)
+                return found
         except OSError as exc:
             raise LedgerConnectionError(
                 f"The connection to the PostgreSQL ledger at {self.where!r} was lost while a "
@@ -501,10 +519,39 @@ def _statement_ids(template, budget_id, seen_id):
 
 
 def _commit(conn, writes):
-    """The transaction's writes and COMMIT, in one round trip."""
+    """The transaction's writes and COMMIT, in one round trip.
+
+    A transaction that writes commits asynchronously: the server answers,
+    and releases the budget's row to the next charge, before its commit
+    record is on disk; :func:`_flush` then waits for it, without the lock.
+    """
     from psycopg import sql
 
-    conn.execute(sql.SQL("; ").join([*writes, sql.SQL("COMMIT")]))
+    head = [sql.SQL("SET LOCAL synchronous_commit = off")] if writes else []
+    conn.execute(sql.SQL("; ").join([*head, *writes, sql.SQL("COMMIT")]))
+
+
+# A transaction that writes to the log waits at its commit, with the server's
+# synchronous_commit (``on`` unless set otherwise), until the log is on disk up
+# to its commit record, which comes after the commit records of every
+# transaction committed before it: those of this connection's charges, and of
+# any charge whose total a later charge read. A transactional logical message
+# is such a write, with no table touched and no lock taken (PostgreSQL 9.6 and
+# later, callable by any role; logical decoding sees it as a message with the
+# prefix "skdp", which subscribers ignore unless they ask for messages). A
+# transaction that only takes an id, such as SELECT txid_current(), writes
+# nothing but its commit record and so does not wait (measured).
+_FLUSH = "SELECT pg_logical_emit_message(true, 'skdp', 'charge on disk')"
+
+
+def _flush(conn):
+    """Wait until every transaction this connection committed is on disk (one round trip).
+
+    So a charge is on disk before ``charge`` returns, as with a synchronous
+    commit, while the next charge already holds the budget's row; concurrent
+    waits share the server's log flushes.
+    """
+    conn.execute(_FLUSH)
 
 
 def _rollback(conn):
