@@ -15,8 +15,14 @@ from the noise alone (so that an empty bin is kept with probability below
 :data:`FALSE_BIN_RATE` over all bins of a column), and the range is the hull
 of the kept bins after at most :data:`TRIM` of their noisy mass is left out
 at each end (the range-from-heavy-bins idea of Karwa & Vadhan 2018, Sec. 4,
-on a log-scale grid). If no bin of a feature is kept its range is (0, 0): the
-column is clipped to 0 (dropped), not to a bin that noise alone picked.
+on a log-scale grid). The features none of whose bins is kept share the hull
+of their pooled noisy histogram (:func:`_feature_hull`): on a small or wide
+table (digits, 64 columns of 0 to 16) one column's bins stay below the noise
+where the sum of the columns' counts does not, and the range (0, 0), which
+dropped every such column, becomes the columns' common one. Where even the
+pooled counts locate nothing the range is about 0 (± 2^-29), never a bin that
+noise alone picked; (0, 0) is left only for a column whose zero bin alone is
+kept.
 
 A **target** (the ``n_targets`` last columns of :func:`_bounds_release`) cannot
 be dropped: clipping it to 0, or to one bin that leaves a large share of the
@@ -201,7 +207,7 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
     noisy = np.asarray(noisy, dtype=float)
     threshold = _threshold(epsilon, delta, d)
     n_features = d - n_targets
-    lower, upper = _hull(noisy[:n_features], threshold)
+    lower, upper = _feature_hull(noisy[:n_features], threshold, _pair_level(epsilon, delta, d))
     if n_targets:
         t_lower, t_upper = _target_hull(noisy[n_features:], threshold,
                                         _pair_level(epsilon, delta, d), epsilon=epsilon)
@@ -241,6 +247,46 @@ def _hull(noisy, threshold):
     kept = noisy > threshold
     kept[~kept.any(axis=1), _SIDE] = True
     first, last, _ = _hull_bins(noisy, kept, threshold)
+    return _LEFT[first].copy(), _RIGHT[last].copy()
+
+
+def _feature_hull(noisy, threshold, pair_level):
+    """The range of each feature column (d, N_BINS): never (0, 0) for want of a kept bin.
+
+    A column with a bin that clears the threshold gets its own hull, as in
+    :func:`_hull`. The k columns with none (weak columns) share the hull of
+    their pooled histogram, the sum of their noisy counts: its noise is the
+    sum of k independent noises, which exceeds √k times a column's threshold
+    no more often than one noise exceeds the threshold (as often for the
+    Gaussian, far less often for the Laplace), while the rows of k columns
+    with a common scale (pixels, counts, one-hot blocks) add up k times. If no
+    pooled bin clears √k·threshold, the two adjacent bins of the largest pooled
+    sum stand in (report noisy max, Dwork & Roth 2014, Claim 3.9), when that
+    sum clears √k·``pair_level`` (:func:`_pair_level`); below it nothing
+    located the columns and they get the zero bin widened to both neighbours
+    (about 0, as a target's range is then). Post-processing of the released
+    counts with public constants: the cost is unchanged. A range is (0, 0)
+    only when the zero bin alone clears the threshold (a column that is almost
+    all zero).
+    """
+    kept = noisy > threshold
+    first, last, _ = _hull_bins(noisy, kept, threshold)
+    weak = ~kept.any(axis=1)
+    k = int(weak.sum())
+    if k:
+        pooled = noisy[weak].sum(axis=0, keepdims=True)
+        level = math.sqrt(k) * threshold
+        pooled_kept = pooled > level
+        if not pooled_kept.any():
+            pairs = pooled[0, :-1] + pooled[0, 1:]  # bins b and b + 1
+            best = int(np.argmax(pairs))
+            if pairs[best] > math.sqrt(k) * pair_level:
+                pooled_kept[0, best:best + 2] = True
+        if pooled_kept.any():
+            p_first, p_last, _ = _hull_bins(pooled, pooled_kept, level)
+            first[weak], last[weak] = p_first[0], p_last[0]
+        else:
+            first[weak], last[weak] = _SIDE - 1, _SIDE + 1
     return _LEFT[first].copy(), _RIGHT[last].copy()
 
 
@@ -400,8 +446,9 @@ def bounds(
     (Dwork, McSherry, Nissim & Smith 2006); the columns share (ε, δ) as
     the noisy sums of :mod:`skdp.stats` do. The bounds are 0 or ± powers
     of two, within a factor 2 of the data's range: use them as the public
-    ``bounds`` of later statistics (post-processing). A column whose
-    values no bin holds enough of to stand out of the noise gets (0, 0).
+    ``bounds`` of later statistics (post-processing). The columns whose
+    values no bin holds enough of to stand out of the noise share the
+    range of their pooled histogram (about 0 where that too is noise).
     A column far from 0 relative to its spread (years, say) gets loose
     bounds: prefer bounds known from the data's meaning.
 

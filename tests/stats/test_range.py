@@ -88,12 +88,65 @@ def test_a_few_extreme_rows_move_no_bound():
         assert upper == 1.0 and 0 <= lower <= 2.0**-6
 
 
-def test_a_column_lost_in_the_noise_is_dropped():
-    # 30 rows at epsilon 0.01: no bin stands out of the noise (Laplace scale 100),
-    # so the range is the zero bin alone (the column is clipped to 0), never a
-    # random bin far from the data.
-    out = np.array([_bounds(np.full(30, 7.0), eps=0.01, seed=s) for s in range(50)])
-    assert np.all(out == 0.0)
+def test_a_column_lost_in_the_noise_is_about_zero_never_a_random_bin():
+    # 30 rows at epsilon 0.01: no bin stands out of the noise (Laplace scale 100), not
+    # even the largest pair of bins: the range is the zero bin widened to both
+    # neighbours (about 0, never the point (0, 0)), never a random bin far from the data.
+    for s in range(50):
+        lower, upper = _bounds(np.full(30, 7.0), eps=0.01, seed=s)
+        assert lower == -(2.0**-29) and upper == 2.0**-29
+
+
+def test_weak_columns_share_the_hull_of_their_pooled_histogram():
+    # 64 columns of 300 rows, half 0 and half 9..16, at epsilon 0.5 (a digits-like table):
+    # one column's bins stay below its threshold, the 64 columns' pooled counts clear
+    # sqrt(64) times it
+    rng = np.random.default_rng(3)
+    X = rng.integers(9, 17, size=(300, 64)) * rng.integers(0, 2, size=(300, 64)).astype(float)
+    for seed in range(5):
+        lower, upper = _range._bounds_release(X, epsilon=0.5, delta=1e-5,
+                                              rng=np.random.default_rng(seed))
+        pooled = (lower == 0.0) & (upper == 16.0)
+        own = (lower == 8.0) & (upper == 16.0)  # a column whose (8, 16] bin cleared alone
+        assert np.all(pooled | own) and pooled.sum() >= 56
+
+
+def _one_column(pairs):
+    row = np.zeros(_range.N_BINS)
+    for value, count in pairs:
+        row[_range.bin_index(np.array([value]))[0]] = count
+    return row
+
+
+def test_feature_hull_keeps_a_strong_column_and_pools_the_weak_ones():
+    threshold, pair_level = 1000.0, 800.0
+    strong = _one_column([(100.0, 5000.0)])
+    weak = _one_column([(10.0, 400.0), (0.0, 300.0)])
+    noisy = np.array([strong] + [weak] * 16)  # pooled: 6400 and 4800 > sqrt(16) * 1000
+    lower, upper = _range._feature_hull(noisy, threshold, pair_level)
+    assert (lower[0], upper[0]) == (64.0, 128.0)
+    assert np.all(lower[1:] == 0.0) and np.all(upper[1:] == 16.0)
+    # 4 weak columns: pooled 1600 and 1200 stay below sqrt(4) * 1000, their sum 2800 clears
+    # sqrt(4) * 800: the pair of adjacent bins (8, 16], (16, 32] stands in
+    weak = _one_column([(10.0, 400.0), (20.0, 300.0)])
+    lower, upper = _range._feature_hull(np.array([weak] * 4), threshold, pair_level)
+    assert np.all(lower == 8.0) and np.all(upper == 32.0)
+    # below that level: about 0, never a single point
+    lower, upper = _range._feature_hull(np.array([weak] * 4) / 2, threshold, pair_level)
+    assert np.all(lower == -(2.0**-29)) and np.all(upper == 2.0**-29)
+    # the zero bin alone clearing the threshold is (0, 0): a column almost all zero
+    lower, upper = _range._feature_hull(_one_column([(0.0, 5000.0)])[None], threshold,
+                                        pair_level)
+    assert (lower[0], upper[0]) == (0.0, 0.0)
+
+
+def test_the_pooled_level_is_conservative_for_laplace_noise():
+    # the sum of two Laplace(b) exceeds sqrt(2) * tau with probability
+    # 1/4 e^(-x) (2 + x), x = sqrt(2) tau / b, below one Laplace's 1/2 e^(-tau / b)
+    b = float(_range._noise_scales(0.5, 0.0, 10, 1.0))
+    tau = _range._threshold(0.5, 0.0, 10) / b
+    x = math.sqrt(2.0) * tau
+    assert 0.25 * math.exp(-x) * (2.0 + x) < 0.5 * math.exp(-tau)
 
 
 def test_epsilon_inf_is_the_exact_range():
@@ -109,7 +162,7 @@ def test_nan_entries_are_skipped():
     lower, upper = _range._bounds_release(X, epsilon=5.0, delta=0.0,
                                           rng=np.random.default_rng(0))
     assert (lower[0], upper[0]) == (2.0, 4.0)
-    assert (lower[1], upper[1]) == (0.0, 0.0)  # no value: nothing stands out
+    assert (lower[1], upper[1]) == (-(2.0**-29), 2.0**-29)  # no value: about 0
 
 
 def test_charges_its_curve_once_and_refuses_bad_input_for_free():
