@@ -17,6 +17,7 @@ from skdp.pipeline import DPPipeline, make_pipeline
 from skdp.pipeline._split import (
     MODEL_WEIGHT,
     PREPROCESSING_WEIGHT,
+    PUBLIC_BOUNDS_WEIGHT,
     step_weights,
     unset_epsilon_keys,
 )
@@ -44,7 +45,7 @@ def test_the_total_is_spent_in_one_charge_split_by_the_rule():
     keys = ["dpstandardscaler__epsilon", "dpgaussiannb__epsilon"]
     assert list(split) == keys
     weights = step_weights(pipe, keys)
-    assert weights == {keys[0]: PREPROCESSING_WEIGHT, keys[1]: MODEL_WEIGHT}
+    assert weights == {keys[0]: PUBLIC_BOUNDS_WEIGHT, keys[1]: MODEL_WEIGHT}
     assert split[keys[0]] / split[keys[1]] == pytest.approx(weights[keys[0]] / MODEL_WEIGHT)
     cost = privacy_cost(pipe, X, y)
     assert 0.8 * (1 - 1e-3) <= cost.epsilon <= 0.8  # the total, never above it
@@ -56,6 +57,23 @@ def test_the_total_is_spent_in_one_charge_split_by_the_rule():
     # each step fitted at its share; its own parameter is left as it was
     assert pipe[-1].epsilon_spent_ < 0.8 and pipe[-1].epsilon == 1.0
     assert pipe[0].get_params()["epsilon"] == 1.0 and pipe[0].budget is None
+
+
+def test_a_step_that_estimates_its_ranges_weighs_as_the_model_one_given_bounds_less():
+    # the weight reads the step's own bounds parameter, never the data
+    pipe = make_pipeline(DPStandardScaler(), DPMinMaxScaler(bounds=B),
+                         DPGaussianNB(classes=[0, 1]), epsilon=1.0)
+    keys = unset_epsilon_keys(pipe)
+    assert step_weights(pipe, keys) == {
+        "dpstandardscaler__epsilon": PREPROCESSING_WEIGHT,
+        "dpminmaxscaler__epsilon": PUBLIC_BOUNDS_WEIGHT,
+        "dpgaussiannb__epsilon": MODEL_WEIGHT}
+    assert PUBLIC_BOUNDS_WEIGHT < PREPROCESSING_WEIGHT
+    X, y = _data()
+    split = pipe.epsilon_split(X, y)
+    assert split["dpminmaxscaler__epsilon"] == pytest.approx(
+        split["dpstandardscaler__epsilon"] * PUBLIC_BOUNDS_WEIGHT / PREPROCESSING_WEIGHT)
+    assert privacy_cost(pipe, X, y).epsilon == pytest.approx(1.0, rel=1e-3)
 
 
 def test_a_step_given_its_own_epsilon_keeps_it():
@@ -79,7 +97,7 @@ def test_nested_steps_share_the_total_and_searches_scale_it():
     assert set(split) == {"columntransformer__num__epsilon", "columntransformer__std__epsilon",
                           "dpgaussiannb__epsilon"}
     assert split["columntransformer__num__epsilon"] == pytest.approx(
-        split["dpgaussiannb__epsilon"] * PREPROCESSING_WEIGHT / MODEL_WEIGHT)
+        split["dpgaussiannb__epsilon"] * PUBLIC_BOUNDS_WEIGHT / MODEL_WEIGHT)
     assert privacy_cost(pipe, X, y).epsilon == pytest.approx(0.6, rel=1e-3)
 
     budget = PrivacyBudget(1.0, 1e-5)
