@@ -48,17 +48,27 @@ class _DocLinkMixin:
     formatted with the class's name and its module up to the first private
     part (``skdp.linear_model``), when the class's top-level package is
     ``_doc_link_module``; for a subclass defined outside skdp it shows no link.
+    As in scikit-learn, assigning ``_doc_link_template`` on an instance
+    overrides the template for that instance.
     """
 
     _doc_link_module = "skdp"
 
     @property
     def _doc_link_template(self):
-        return DOCS_URL.rstrip("/") + "/generated/{estimator_module}.{estimator_name}.html"
+        default = DOCS_URL.rstrip("/") + "/generated/{estimator_module}.{estimator_name}.html"
+        return getattr(self, "__doc_link_template", default)
+
+    @_doc_link_template.setter
+    def _doc_link_template(self, value):
+        setattr(self, "__doc_link_template", value)
 
 
 class DPEstimatorMixin(_DocLinkMixin):
     """Mixin for skdp estimators: one place that charges the budget.
+
+    Its estimators' notebook view links to their API page under
+    :data:`DOCS_URL` (:class:`_DocLinkMixin`).
 
     Subclasses have the parameters ``epsilon`` and ``budget`` (and ``delta``
     when their mechanism needs one). After a fit they expose:

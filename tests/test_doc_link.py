@@ -72,6 +72,14 @@ def test_the_base_address_is_read_at_each_repr(monkeypatch):
         "https://docs.example.org/skdp/0.1/generated/skdp.linear_model.DPLogisticRegression.html")
 
 
+def test_an_instance_may_set_its_own_template_as_in_scikit_learn():
+    estimator = DPLogisticRegression()
+    estimator._doc_link_template = "https://docs.example.org/{estimator_name}"
+    assert estimator._get_doc_link() == "https://docs.example.org/DPLogisticRegression"
+    other = DPLogisticRegression()
+    assert other._get_doc_link() == _base.DOCS_URL + doc_page("skdp.linear_model.DPLogisticRegression")
+
+
 class _UserEstimator(DPLogisticRegression):
     """A subclass defined outside skdp: it has no skdp API page."""
 
