@@ -30,10 +30,11 @@ __all__ = ["DPKBinsDiscretizer"]
 class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     """Bin continuous data into intervals, with differential privacy.
 
-    Equal-width bins between the ``bounds`` (free with public bounds), or DP
-    quantiles as edges; without public bounds, private ones are released in
-    the fit's one charge. Every bin is kept, so the output's shape depends on
-    ``n_bins`` alone. Notes give both strategies and the bounds.
+    ``strategy="uniform"`` cuts equal-width bins between the ``bounds`` (free
+    with public bounds), ``"quantile"`` at DP quantiles; without public
+    bounds, private ones are released in the fit's one charge. Every bin is
+    kept, so the output's shape depends on ``n_bins`` alone. Notes give both
+    strategies and the bounds.
 
     Parameters
     ----------
