@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -15,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp
 from ..utils import check_bounds, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, row_sums
 from ..utils._validation import check_classes, validate_data
 from ._row_norm import (
     RowClipper,
@@ -375,11 +377,16 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         # 1. validate parameters and input (shapes, dtypes, finiteness).
         # float64 and float32 are used as given, never copied (blocks of rows are
         # converted exactly to float64 when read): the fit's memory is X plus O(n + d).
-        X, y = validate_data(self, X, y, accept_sparse=False, dtype=[np.float64, np.float32],
-                             y_numeric=False)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        if lazy:
+            X, y, labels = check_lazy_X(self, X, y, y_kind="labels")
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=False,
+                                 dtype=[np.float64, np.float32], y_numeric=False)
+            labels = y
         epsilon, delta, C, data_norm, bounds, steps = self._check_params(X.shape[1])
         private = epsilon != math.inf
-        classes = check_classes(y, self.classes, private=private)
+        classes = check_classes(labels, self.classes, private=private)
         n_classes = classes.size
         binary = n_classes == 2
         intercept = 1.0 if self.fit_intercept else 0.0
@@ -420,7 +427,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         if estimate_norm:
             clipper.data_norm = estimate_data_norm(X, norm_epsilon, rng)
             say("released a bound of the rows' norm (data_norm_)")
-        Xa = _Design(X, clipper, self.fit_intercept)
+        Xa = (_LazyDesign if lazy else _Design)(X, clipper, self.fit_intercept)
         if binary:
             Y = (y == classes[1]).astype(float)[:, None]
         else:
@@ -478,6 +485,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     # -- predict ------------------------------------------------------------
+    @lazy_rows
     def decision_function(self, X: ArrayLike) -> NDArray:
         """Linear scores of the rows clipped as in ``fit``: shape (n,) for two classes, (n, n_classes) otherwise."""
         check_is_fitted(self)
@@ -487,6 +495,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             scores[rows] = self._clipper.transform(X[rows]) @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
+    @lazy_rows
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities (sigmoid for two classes, softmax otherwise)."""
         scores = self.decision_function(X)
@@ -495,6 +504,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             return np.column_stack([1.0 - p, p])
         return softmax(scores, axis=1)
 
+    @lazy_rows
     def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log of :meth:`predict_proba`."""
         scores = self.decision_function(X)
@@ -502,6 +512,7 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
             scores = np.column_stack([np.zeros_like(scores), scores])
         return log_softmax(scores, axis=1)
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """The class of highest score."""
         scores = self.decision_function(X)
@@ -512,6 +523,17 @@ class DPLogisticRegression(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
 def _residual(Z, Y, binary):
     """Gradient of the summed log-loss with respect to the scores Z."""
     return expit(Z) - Y if binary else softmax(Z, axis=1) - Y
+
+
+def _block_residual(Z, Y, binary, with_loss):
+    """The residuals of the scores Z of a block of rows, and their summed log-loss (or 0)."""
+    loss = 0.0
+    if with_loss:
+        if binary:
+            loss = np.sum(np.logaddexp(0.0, Z) - Y * Z)
+        else:
+            loss = -np.sum(Y * log_softmax(Z, axis=1))
+    return _residual(Z, Y, binary), loss
 
 
 def _matmul(A, B):
@@ -565,12 +587,12 @@ class _Design:
             return A
         return apply_clip_factors(A, self.scales[rows], self.wide[rows], self.clipper.data_norm)
 
-    def gradient(self, W, residual):
-        """``Σ_i x̃_i ⊗ r_i`` (shape of W) and ``Σ`` of the losses, with ``r, loss = residual(x̃ W, rows)``.
+    def gradient(self, W, Y, binary, with_loss=False):
+        """``Σ_i x̃_i ⊗ r_i`` (shape of W) and ``Σ`` of the log-losses (0 without ``with_loss``).
 
-        ``residual`` gets the scores of one block of rows and its slice, and
-        returns their residuals (the gradient of each row's loss in its
-        scores) and the block's summed loss. With s and c:
+        r_i is the gradient of row i's log-loss in its scores, for the
+        targets ``Y`` (one column for two classes, one-hot otherwise;
+        :func:`_block_residual`). With s and c:
         x̃·w = s·(boxed(x)·w − c·w) + b, and Σ r ⊗ s·(boxed(x) − c) =
         boxed(X)ᵀ(s r) − c ⊗ Σ s r, so the clipped rows are never stored.
         """
@@ -595,7 +617,7 @@ class _Design:
                     Z *= self.scales[rows, None]
             if self.intercept:
                 Z += W[d]
-            R, block_loss = residual(Z, rows)
+            R, block_loss = _block_residual(Z, Y[rows], binary, with_loss)
             loss += block_loss
             if self.intercept:
                 grad[d] += R.sum(axis=0)
@@ -632,6 +654,41 @@ class _Design:
         if self.intercept:
             Xa[:, -1] = 1.0
         return Xa
+
+
+class _LazyDesign:
+    """The fit's design on a dask array: each pass is the sum over its chunks of rows.
+
+    Every chunk is a :class:`_Design` of its own rows (the same clip, the
+    same products), built on the worker that holds it; only the (p, k)
+    gradient, the loss and the (p, p) Gram matrix come back
+    (:func:`skdp.utils._rows.row_sums`).
+    """
+
+    def __init__(self, X, clipper, fit_intercept):
+        self.X = X
+        self.clipper = clipper
+        self.intercept = bool(fit_intercept)
+        self.shape = (X.shape[0], X.shape[1] + int(self.intercept))
+
+    def gradient(self, W, Y, binary, with_loss=False):
+        return row_sums(partial(_chunk_gradient, W=W, clipper=self.clipper,
+                                intercept=self.intercept, binary=binary, with_loss=with_loss),
+                        self.X, Y)
+
+    def gram(self):
+        return row_sums(partial(_chunk_gram, clipper=self.clipper, intercept=self.intercept),
+                        self.X)
+
+
+def _chunk_gradient(X, Y, *, W, clipper, intercept, binary, with_loss):
+    """:meth:`_Design.gradient` of one chunk of rows (the block function of a dask pass)."""
+    return _Design(X, clipper, intercept).gradient(W, Y, binary, with_loss)
+
+
+def _chunk_gram(X, *, clipper, intercept):
+    """:meth:`_Design.gram` of one chunk of rows (the block function of a dask pass)."""
+    return _Design(X, clipper, intercept).gram()
 
 
 def _noisy_metric(Xa, C, penalised, binary, n_hat, sigma, row_norm_sq, rng):
@@ -692,11 +749,8 @@ def _noisy_gd(Xa, Y, C, penalised, binary, n_hat, steps, sigma, sensitivity, rng
     average = np.zeros_like(W)
     start = int(_AVG_FROM * steps)
 
-    def residual(Z, rows):
-        return _residual(Z, Y[rows], binary), 0.0
-
     for t in range(steps):
-        grad_sum, _ = Xa.gradient(W, residual)
+        grad_sum, _ = Xa.gradient(W, Y, binary)
         noise = sigma * sensitivity * rng.standard_normal(W.shape)
         grad = (grad_sum + noise) / n_hat + penalised * W / (C * n_hat)
         velocity = momentum * velocity + (grad if metric is None else metric @ grad)
@@ -717,17 +771,9 @@ def _exact_fit(Xa, Y, C, penalised, binary):
     shape = (Xa.shape[1], Y.shape[1])
     n = Xa.shape[0]
 
-    def residual(Z, rows):
-        Yb = Y[rows]
-        if binary:
-            loss = np.sum(np.logaddexp(0.0, Z) - Yb * Z)
-        else:
-            loss = -np.sum(Yb * log_softmax(Z, axis=1))
-        return _residual(Z, Yb, binary), loss
-
     def objective(w):
         W = w.reshape(shape)
-        grad_sum, loss = Xa.gradient(W, residual)
+        grad_sum, loss = Xa.gradient(W, Y, binary, with_loss=True)
         grad = grad_sum / n + penalised * W / (C * n)
         return loss / n + 0.5 * np.sum(penalised * W**2) / (C * n), grad.ravel()
 

@@ -15,12 +15,14 @@ charged in the estimator's one charge with :func:`norm_estimate_curve`.
 
 import math
 import numbers
+from functools import partial
 
 import numpy as np
 
 from ..accounting import DiscreteGaussianEvent, calibrate_noise_multiplier, gaussian_rdp, zcdp_rdp
 from ..accounting._bisect import smallest_meeting
 from ..mechanisms._exact import gaussian_sigma_at_least, sample_discrete_gaussian, zcdp_rho_at_least
+from ..utils._rows import row_sums
 from ..utils._validation import MAX_BOUND
 
 __all__ = [
@@ -276,17 +278,10 @@ def estimate_data_norm(X, epsilon, rng, *, centre=None):
     quantile's smallest rank loss, so that mechanism drew a bound uniformly
     from them, up to 2^40.
     """
-    norms = np.empty(X.shape[0])
-    for rows in row_blocks(X.shape[0]):  # no copy of X: temporaries of one block of rows
-        B = np.asarray(X[rows], dtype=float)
-        with np.errstate(over="ignore"):
-            norms[rows] = np.linalg.norm(B if centre is None else B - centre, axis=1)
+    # one pass over the rows, in memory or summed over dask chunks (skdp.utils._rows)
+    counts = row_sums(partial(_norm_counts, centre=centre), X)
     lo = NORM_GRID_LOG2[0]
     n_bins = _norm_bins()
-    with np.errstate(divide="ignore"):
-        position = np.ceil(NORM_BINS_PER_OCTAVE * (np.log2(norms) - lo)) - 1.0
-    position = np.nan_to_num(position, nan=n_bins - 1, posinf=n_bins - 1, neginf=0.0)
-    counts = np.bincount(np.clip(position, 0, n_bins - 1).astype(np.int64), minlength=n_bins)
     sigma = gaussian_sigma_at_least(_norm_noise_multiplier(epsilon))
     noise = np.asarray(sample_discrete_gaussian(sigma, n_bins, random_state=rng))
     noisy = (counts + noise).astype(float)
@@ -300,6 +295,21 @@ def estimate_data_norm(X, epsilon, rng, *, centre=None):
     # within bin b, log-linearly: the share of its mass the quantile still needs
     inside = (target - (mass[b] - kept[b])) / kept[b]
     return float(2.0 ** (lo + (b + inside) / NORM_BINS_PER_OCTAVE))
+
+
+def _norm_counts(X, centre=None):
+    """The counts of the row norms ‖x − centre‖₂ of the block ``X`` in the bins of :func:`_norm_bins`."""
+    norms = np.empty(X.shape[0])
+    for rows in row_blocks(X.shape[0]):  # no copy of X: temporaries of one block of rows
+        B = np.asarray(X[rows], dtype=float)
+        with np.errstate(over="ignore"):
+            norms[rows] = np.linalg.norm(B if centre is None else B - centre, axis=1)
+    lo = NORM_GRID_LOG2[0]
+    n_bins = _norm_bins()
+    with np.errstate(divide="ignore"):
+        position = np.ceil(NORM_BINS_PER_OCTAVE * (np.log2(norms) - lo)) - 1.0
+    position = np.nan_to_num(position, nan=n_bins - 1, posinf=n_bins - 1, neginf=0.0)
+    return np.bincount(np.clip(position, 0, n_bins - 1).astype(np.int64), minlength=n_bins)
 
 
 def calibrate_gaussian_after(fixed, epsilon, delta, *, rtol=1e-6):
