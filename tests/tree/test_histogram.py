@@ -212,3 +212,22 @@ def test_apply_bins_counts_the_edges_below_as_searchsorted(max_bins, seed):
             assert np.array_equal(got, _searchsorted_bins(X, e))
     X32 = X.astype(np.float32)
     assert np.array_equal(apply_bins(X32, edges), _searchsorted_bins(X32, edges))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_apply_bins_on_equal_width_grids_by_arithmetic_is_searchsorted(seed):
+    """The grid's guess and one comparison on each side: any scale, values far outside."""
+    rng = np.random.default_rng(seed)
+    d = 6
+    max_bins = int(rng.choice([9, 16, 32, 65]))
+    lower = rng.normal(0, 10.0 ** rng.uniform(-6, 6, d))
+    upper = lower + 10.0 ** rng.uniform(-8, 8, d)
+    edges = bin_edges(lower, upper, max_bins)
+    X = lower + (upper - lower) * rng.uniform(-0.5, 1.5, (3000, d))
+    X[:20] = rng.choice([-1e300, 1e300, 0.0], (20, d))
+    picks = edges[np.arange(d), rng.integers(0, max_bins - 1, (3000, d))]
+    X = np.where(rng.random(X.shape) < 0.3, np.nextafter(picks, rng.choice(
+        [-np.inf, np.inf], X.shape)), X)
+    X = np.where(rng.random(X.shape) < 0.1, picks, X)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    assert np.array_equal(apply_bins(X, edges), _searchsorted_bins(X, edges))
