@@ -5,10 +5,10 @@ The rule (:func:`step_weights`): every private step that leaves its
 pipeline's last step (the model) :data:`MODEL_WEIGHT`, every step before it
 (preprocessing: an imputer, a scaler, a discretiser, a projection)
 :data:`PREPROCESSING_WEIGHT`, or :data:`PUBLIC_BOUNDS_WEIGHT` when it is given
-public ``bounds`` (it then estimates no ranges); each such step's ``epsilon`` is its weight times
-one factor, the largest (to 0.01 %, as a private search scales its candidates) for which the whole pipeline, the steps
-that set their own ``epsilon`` included, costs at most the total at the
-accounting δ. The curves come from probes on placeholder rows, as
+public ``bounds`` (it then estimates no ranges); each such step's ``epsilon``
+is its weight times one factor, the largest (to 0.01 %, as a private search
+scales its candidates) for which the whole pipeline, the steps that set their
+own ``epsilon`` included, costs at most the total at the accounting δ. The curves come from probes on placeholder rows, as
 :func:`skdp.privacy_cost` finds them: the split reads only the parameters and
 the data's shape, dtypes and column names (a step's curve may depend on
 the number of rows, as its charge does).

@@ -15,7 +15,10 @@ from the noise alone (so that an empty bin is kept with probability below
 :data:`FALSE_BIN_RATE` over all bins of a column), and the range is the hull
 of the kept bins after at most :data:`TRIM` of their noisy mass is left out
 at each end (the range-from-heavy-bins idea of Karwa & Vadhan 2018, Sec. 4,
-on a log-scale grid). The features none of whose bins is kept share the hull
+on a log-scale grid). Among the bins where the pooled noisy counts of all
+the features stand out (the candidates), a feature also keeps those of its own
+that clear a lower bar (:data:`CANDIDATE_RATE` over the few candidates, not
+:data:`FALSE_BIN_RATE` over every bin). The features none of whose bins is kept share the hull
 of their pooled noisy histogram (:func:`_feature_hull`): on a small or wide
 table (digits, 64 columns of 0 to 16) one column's bins stay below the noise
 where the sum of the columns' counts does not, and the range (0, 0), which
@@ -96,6 +99,9 @@ WIDEN_SHARE = 0.1
 # bounds keep more of the budget; equal within 0.001 at ε = 5), and the target's range was
 # never degenerate at ε ≥ 0.1 with either.
 TARGET_SHARE_OF_BOUNDS = 0.25
+# Probability that noise alone lifts some empty candidate bin of a column (a bin where the
+# pooled counts of all columns lie, _feature_hull) above the lower bar for candidates.
+CANDIDATE_RATE = 0.01
 # Probability that noise alone lifts the sum of two adjacent empty bins of a target's
 # column above the level at which the largest such sum is trusted when no bin clears the
 # threshold (bins picked by noise alone give a range far from the data). 1% was preferred
@@ -135,16 +141,17 @@ def _bounds_curve(epsilon, delta, n_features, *, secure=False):
     return _histogram_curve(epsilon, delta, n_features, secure=secure)
 
 
-def _threshold(epsilon, delta, n_features):
+def _threshold(epsilon, delta, n_features, *, rate=FALSE_BIN_RATE, n_bins=N_BINS):
     """The noisy count above which a bin is kept, from the noise distribution alone.
 
     An empty bin's noisy count is Laplace(b) or N(0, s²) (b, s from
-    ``_noise_scales``); each of the :data:`N_BINS` bins of a column passes
-    with probability :data:`FALSE_BIN_RATE`/N_BINS: b·ln(N_BINS/(2p)) for
-    the Laplace tail ½e^(−τ/b), s·Φ⁻¹(1 − p/N_BINS) for the Gaussian.
+    ``_noise_scales``); each of the ``n_bins`` bins of a column (all
+    :data:`N_BINS`, or the candidates of :func:`_feature_hull`) passes with
+    probability p = ``rate``/n_bins: b·ln(1/(2p)) for the Laplace tail
+    ½e^(−τ/b), s·Φ⁻¹(1 − p) for the Gaussian.
     """
     scale = float(_noise_scales(epsilon, delta, n_features, 1.0))
-    tail = FALSE_BIN_RATE / N_BINS
+    tail = rate / n_bins
     if _sums_delta(epsilon, delta, n_features) == 0:
         return scale * math.log(0.5 / tail)
     from scipy.special import ndtri  # imported where used: import skdp.stats stays fast
@@ -207,7 +214,9 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
     noisy = np.asarray(noisy, dtype=float)
     threshold = _threshold(epsilon, delta, d)
     n_features = d - n_targets
-    lower, upper = _feature_hull(noisy[:n_features], threshold, _pair_level(epsilon, delta, d))
+    lower, upper = _feature_hull(
+        noisy[:n_features], threshold, _pair_level(epsilon, delta, d),
+        lambda k: _threshold(epsilon, delta, d, rate=CANDIDATE_RATE, n_bins=k))
     if n_targets:
         t_lower, t_upper = _target_hull(noisy[n_features:], threshold,
                                         _pair_level(epsilon, delta, d), epsilon=epsilon)
@@ -250,11 +259,17 @@ def _hull(noisy, threshold):
     return _LEFT[first].copy(), _RIGHT[last].copy()
 
 
-def _feature_hull(noisy, threshold, pair_level):
+def _feature_hull(noisy, threshold, pair_level, candidate_level=None):
     """The range of each feature column (d, N_BINS): never (0, 0) for want of a kept bin.
 
-    A column with a bin that clears the threshold gets its own hull, as in
-    :func:`_hull`. The k columns with none (weak columns) share the hull of
+    A column keeps the bins that clear the threshold, as in :func:`_hull`,
+    and also, among the m bins that the sum of all d columns' noisy counts
+    keeps at √d·threshold (the candidates: where the table's values lie), those
+    whose noisy count clears ``candidate_level(m)`` (:func:`_threshold` with
+    :data:`CANDIDATE_RATE` over m bins): a lower bar, as only m bins are
+    tried, so that a column of pixels, half 0 and half 9 to 16, keeps its
+    zero bin where one of the two bins alone cleared the threshold (its range
+    would leave every 0 out). The k columns with none (weak columns) share the hull of
     their pooled histogram, the sum of their noisy counts: its noise is the
     sum of k independent noises, which exceeds √k times a column's threshold
     no more often than one noise exceeds the threshold (as often for the
@@ -270,6 +285,10 @@ def _feature_hull(noisy, threshold, pair_level):
     all zero).
     """
     kept = noisy > threshold
+    candidates = noisy.sum(axis=0) > math.sqrt(noisy.shape[0]) * threshold
+    if candidate_level is not None and kept.any(axis=1).any() and candidates.any():
+        kept |= candidates & (noisy > candidate_level(int(candidates.sum())))
+        kept[~(noisy > threshold).any(axis=1)] = False  # a weak column stays weak
     first, last, _ = _hull_bins(noisy, kept, threshold)
     weak = ~kept.any(axis=1)
     k = int(weak.sum())

@@ -140,6 +140,24 @@ def test_feature_hull_keeps_a_strong_column_and_pools_the_weak_ones():
     assert (lower[0], upper[0]) == (0.0, 0.0)
 
 
+def test_a_column_keeps_a_candidate_bin_at_a_lower_bar():
+    # 16 columns, half 0 and half in (8, 16]: the pooled counts make both bins candidates.
+    # Column 0 cleared (8, 16] alone; its zero bin (600) clears the candidates' bar (500)
+    # but not the threshold, and is kept: its range takes in the zeros. Its 600 in
+    # (64, 128], not a candidate, is not kept.
+    threshold, pair_level = 1000.0, 800.0
+    first = _one_column([(10.0, 1200.0), (0.0, 600.0), (100.0, 600.0)])
+    others = _one_column([(10.0, 1100.0), (0.0, 1100.0)])
+    noisy = np.array([first] + [others] * 15)
+    lower, upper = _range._feature_hull(noisy, threshold, pair_level, lambda m: 500.0)
+    assert (lower[0], upper[0]) == (0.0, 16.0)
+    lower, upper = _range._feature_hull(noisy, threshold, pair_level, lambda m: 700.0)
+    assert (lower[0], upper[0]) == (8.0, 16.0)
+    # the bar is the threshold's formula over the m candidates at CANDIDATE_RATE: lower
+    assert (_range._threshold(1.0, 1e-5, 16, rate=_range.CANDIDATE_RATE, n_bins=6)
+            < _range._threshold(1.0, 1e-5, 16))
+
+
 def test_the_pooled_level_is_conservative_for_laplace_noise():
     # the sum of two Laplace(b) exceeds sqrt(2) * tau with probability
     # 1/4 e^(-x) (2 + x), x = sqrt(2) tau / b, below one Laplace's 1/2 e^(-tau / b)
