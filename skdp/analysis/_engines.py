@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils._rows import tree_sum
+
 __all__ = []  # internal
 
 # Name of the column of global row positions a dask table carries through a shuffle.
@@ -343,13 +345,8 @@ def _dask_partial(func, df, offset, keys, unit, values):
 
 
 def _tree_sum(partials):
-    import dask
-
-    while len(partials) > 1:
-        partials = [dask.delayed(add_partials)(partials[i], partials[i + 1])
-                    if i + 1 < len(partials) else partials[i]
-                    for i in range(0, len(partials), 2)]
-    return partials[0]
+    """The partial results added in pairs on the workers (the estimators' passes do the same)."""
+    return tree_sum(partials, add=add_partials)
 
 
 def engine_for(data):
