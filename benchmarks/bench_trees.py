@@ -43,12 +43,26 @@ and noise), skdp's ``DPHistGradientBoostingClassifier`` (its defaults: 20 trees 
 32 bins; ε = 1) against scikit-learn's ``HistGradientBoostingClassifier(max_iter=20,
 max_depth=2, max_bins=32, learning_rate=0.5, early_stopping=False)``, and skdp with its sparse
 histograms forced (``--sparse``; the layout that every dense table used before). Each fit runs in
-a fresh process (one thread, threadpoolctl limits), in interleaved rounds (A, B, A, B, ...;
-``--rounds``), which prints its fit time and its peak extra memory: the process's peak resident
-set (``ru_maxrss``) during the fit less its resident set before it, data loaded and a small fit
-done (imports). Medians over rounds; ratios to scikit-learn's median::
+a fresh process (``--threads``, default 1, threadpoolctl limits; scikit-learn's OpenMP uses them,
+skdp's boosting runs in one), in interleaved rounds (A, B, A, B, ...; ``--rounds``), which
+prints its fit time, its CPU time (``time.process_time``, all its threads: less moved than the
+wall time by other work on a loaded machine) and its peak extra memory: the process's peak
+resident set (``ru_maxrss``) during the fit less its resident set before it, data loaded and a
+small fit done (imports). Medians over rounds; ratios to scikit-learn's median::
 
     nice -n 10 python benchmarks/bench_trees.py --dense 200000x50,1000000x50 --rounds 3 --sparse
+
+``--forest adult,1000000x20`` times the forests at equal trees and depth instead: skdp's
+``DPRandomForestClassifier`` against diffprivlib's ``RandomForestClassifier`` (its venv, as
+above), both with ``n_estimators`` and ``max_depth`` of diffprivlib's defaults (10 and 5;
+``--trees``, ``--depth``), ε = 1, ``bounds=(0, 1)``, the public classes, ``n_jobs`` = the
+threads, on Adult or on dense synthetic data of the given shape (as ``--dense``'s). Each fit
+runs in a fresh process of its venv (a small fit first, for the imports), the two in
+interleaved rounds (seed = round); the fit alone is timed (wall and CPU time), accuracy on
+the test rows::
+
+    SKDP_BENCH_PEERS_DIR=/path/to/peer/venvs nice -n 10 python benchmarks/bench_trees.py \
+        --forest adult,1000000x20 --rounds 5 --threads 1
 
 ``--layouts`` times the two histogram layouts of skdp.tree._histogram (the sparse pairs and
 the dense uint8 columns) on 2·10^5 × 50 binned entries of which a given fraction lies outside
@@ -322,7 +336,7 @@ def _resident_bytes():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _dense_one(model, n, d):
+def _dense_one(model, n, d, threads=1):
     """One fit in this process: prints a JSON line (seconds, peak extra bytes, accuracy)."""
     import gc
     import json
@@ -330,21 +344,21 @@ def _dense_one(model, n, d):
 
     X, y = _dense_data(n, d)
     X_test, y_test = _dense_data(20_000, d, seed=1)
-    with threadpool_limits(limits=1):
+    with threadpool_limits(limits=threads):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _dense_model(model).fit(X[:2000], y[:2000])  # imports, lazy loads
             gc.collect()
             before = _resident_bytes()
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             est = _dense_model(model).fit(X, y)
-            seconds = time.perf_counter() - t
+            seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
-    print(json.dumps(dict(seconds=seconds, extra=peak - before, data=X.nbytes,
+    print(json.dumps(dict(seconds=seconds, cpu=cpu, extra=peak - before, data=X.nbytes,
                           accuracy=float(np.mean(est.predict(X_test) == y_test)))))
 
 
-def run_dense(shapes, rounds, models):
+def run_dense(shapes, rounds, models, threads=1):
     """Interleaved rounds of one fit per process; medians and ratios to scikit-learn."""
     import json
     import subprocess
@@ -354,25 +368,109 @@ def run_dense(shapes, rounds, models):
         for r in range(rounds):
             for m in models:
                 out = subprocess.run([sys.executable, os.path.abspath(__file__), "--dense-one",
-                                      m, str(n), str(d)], check=True, capture_output=True,
-                                     text=True).stdout
+                                      m, str(n), str(d), str(threads)], check=True,
+                                     capture_output=True, text=True).stdout
                 res = json.loads(out.strip().splitlines()[-1])
                 results[m].append(res)
-                print(f"  round {r + 1}, {n}x{d}, {m}: {res['seconds']:.2f} s, "
-                      f"{res['extra'] / 2**20:.0f} MB (load {os.getloadavg()[0]:.2f})",
-                      flush=True)
+                print(f"  round {r + 1}, {n}x{d}, {m}: {res['seconds']:.2f} s, CPU "
+                      f"{res['cpu']:.2f} s, {res['extra'] / 2**20:.0f} MB "
+                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
         data = results[models[0]][0]["data"]
         ref = np.median([r["seconds"] for r in results["scikit-learn"]])
+        ref_cpu = np.median([r["cpu"] for r in results["scikit-learn"]])
         print(f"\n### {n:,} x {d} (data {data / 2**20:.0f} MB), {rounds} rounds\n")
-        print("| fit | time, median (range) | / scikit-learn | peak extra memory, median "
-              "| / data | accuracy |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print("| fit | time, median (range) | / scikit-learn | CPU time, median | / scikit-learn "
+              "| peak extra memory, median | / data | accuracy |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for m in models:
             s = [r["seconds"] for r in results[m]]
+            c = np.median([r["cpu"] for r in results[m]])
             e = np.median([r["extra"] for r in results[m]])
             print(f"| {m} | {np.median(s):.2f} s ({min(s):.2f}–{max(s):.2f}) | "
-                  f"{np.median(s) / ref:.2f}× | {e / 2**20:.0f} MB | {e / data:.2f}× | "
-                  f"{results[m][0]['accuracy']:.3f} |")
+                  f"{np.median(s) / ref:.2f}× | {c:.2f} s | {c / ref_cpu:.2f}× | "
+                  f"{e / 2**20:.0f} MB | {e / data:.2f}× | {results[m][0]['accuracy']:.3f} |")
+        sys.stdout.flush()
+
+
+FOREST_SCRIPT = r"""
+import json, sys, time, warnings
+import numpy as np
+from threadpoolctl import threadpool_limits
+warnings.simplefilter("ignore")
+data = np.load(sys.argv[1])
+library, trees, depth, seed, threads = sys.argv[2], *map(int, sys.argv[3:7])
+if library == "skdp":
+    from skdp.ensemble import DPRandomForestClassifier as Forest
+else:
+    from diffprivlib.models import RandomForestClassifier as Forest
+classes = np.unique(data["ytr"])
+
+
+def make():
+    return Forest(n_estimators=trees, max_depth=depth, epsilon=1.0, bounds=(0.0, 1.0),
+                  classes=list(classes), random_state=seed, n_jobs=threads)
+
+
+with threadpool_limits(limits=threads):
+    make().fit(data["Xtr"][:2000], data["ytr"][:2000])  # imports, lazy loads
+    t, cpu = time.perf_counter(), time.process_time()
+    forest = make().fit(data["Xtr"], data["ytr"])
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+    accuracy = float(np.mean(forest.predict(data["Xte"]) == data["yte"]))
+print(json.dumps(dict(seconds=seconds, cpu=cpu, accuracy=accuracy)))
+"""
+
+
+def _forest_data(name):
+    if name == "adult":
+        task = _suite_data.LOADERS["adult"]()
+        return "Adult", task.X_train, task.y_train, task.X_test, task.y_test
+    n, d = (int(v) for v in name.split("x"))
+    X, y = _dense_data(n, d)
+    X_test, y_test = _dense_data(20_000, d, seed=1)
+    return f"{n:,} x {d} (dense, synthetic)", X, y, X_test, y_test
+
+
+def run_forest(names, rounds, trees, depth, threads, dpl_python):
+    """skdp's forest against diffprivlib's, one fit per process, interleaved rounds."""
+    import json
+    import subprocess
+    import tempfile
+
+    contenders = {"skdp DPRandomForestClassifier": sys.executable}
+    if dpl_python is not None:
+        contenders["diffprivlib RandomForestClassifier"] = dpl_python
+    for name in names:
+        title, X, y, X_test, y_test = _forest_data(name)
+        results = {c: [] for c in contenders}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "arrays.npz")
+            np.savez(path, Xtr=X, ytr=y, Xte=X_test, yte=y_test)
+            for r in range(rounds):
+                for label, python in contenders.items():
+                    library = "skdp" if label.startswith("skdp") else "diffprivlib"
+                    out = subprocess.run([python, "-c", FOREST_SCRIPT, path, library, str(trees),
+                                          str(depth), str(r), str(threads)], check=True,
+                                         capture_output=True, text=True).stdout
+                    res = json.loads(out.strip().splitlines()[-1])
+                    results[label].append(res)
+                    print(f"  round {r + 1}, {name}, {label}: {res['seconds']:.3f} s, CPU "
+                          f"{res['cpu']:.3f} s (load {os.getloadavg()[0]:.2f})", flush=True)
+        last = results[list(contenders)[-1]]
+        ref = np.median([res["seconds"] for res in last])
+        ref_cpu = np.median([res["cpu"] for res in last])
+        print(f"\n### {title}: {X.shape[0]:,} rows, {X.shape[1]} features; {trees} trees of "
+              f"depth {depth}, {threads} thread(s), {rounds} rounds\n")
+        print("| forest | fit time, median (range) | / last | CPU time, median | / last "
+              "| accuracy, mean ± std |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for label in contenders:
+            s = [res["seconds"] for res in results[label]]
+            c = np.median([res["cpu"] for res in results[label]])
+            acc = [res["accuracy"] for res in results[label]]
+            print(f"| {label} | {np.median(s):.3f} s ({min(s):.3f}–{max(s):.3f}) | "
+                  f"{np.median(s) / ref:.2f}× | {c:.3f} s | {c / ref_cpu:.2f}× | "
+                  f"{np.mean(acc):.3f} ± {np.std(acc):.3f} |")
         sys.stdout.flush()
 
 
@@ -410,7 +508,7 @@ def run_layouts(n=200_000, d=50, n_bins=33, rounds=5):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--dense-one":
-        return _dense_one(argv[1], int(argv[2]), int(argv[3]))
+        return _dense_one(argv[1], int(argv[2]), int(argv[3]), int(argv[4]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="adult",
                         help="comma-separated names of benchmarks/_suite_data.py, or 'all'")
@@ -421,10 +519,15 @@ def main(argv=None):
                         help="BLAS/OpenMP threads of every contender (default 1)")
     parser.add_argument("--dense", default=None,
                         help="comma-separated n x d shapes, e.g. 200000x50: the boosting at "
-                             "scale against scikit-learn (one thread) instead of the tables")
+                             "scale against scikit-learn (--threads) instead of the tables")
     parser.add_argument("--rounds", type=int, default=3, help="--dense: interleaved rounds")
     parser.add_argument("--sparse", action="store_true",
                         help="--dense: also skdp with its sparse histograms forced")
+    parser.add_argument("--forest", default=None,
+                        help="comma-separated 'adult' or n x d shapes: skdp's forest against "
+                             "diffprivlib's at equal trees and depth instead of the tables")
+    parser.add_argument("--trees", type=int, default=10, help="--forest: trees (default 10)")
+    parser.add_argument("--depth", type=int, default=5, help="--forest: depth (default 5)")
     parser.add_argument("--layouts", action="store_true",
                         help="time the sparse and dense histogram layouts by density instead")
     args = parser.parse_args(argv)
@@ -433,12 +536,22 @@ def main(argv=None):
         with threadpool_limits(limits=args.threads):
             run_layouts()
         return
+    if args.forest:
+        dpl = None if args.no_peers else peers.first_existing(peers.DPL_CANDIDATES)
+        if dpl is None and not args.no_peers:
+            print("NOTE: no diffprivlib venv found; its forest is skipped.")
+        print(f"{args.threads} thread(s) and n_jobs, one fit per process "
+              f"({_threads.describe()}), load average at start {os.getloadavg()[0]:.2f}")
+        run_forest(args.forest.split(","), args.rounds, args.trees, args.depth, args.threads,
+                   dpl)
+        print(f"load average at end {os.getloadavg()[0]:.2f}")
+        return
     if args.dense:
         shapes = [tuple(int(v) for v in shape.split("x")) for shape in args.dense.split(",")]
         models = DENSE_MODELS if args.sparse else DENSE_MODELS[:2]
-        print(f"one thread, one fit per process ({_threads.describe()}), load average at "
-              f"start {os.getloadavg()[0]:.2f}")
-        run_dense(shapes, args.rounds, models)
+        print(f"{args.threads} thread(s), one fit per process ({_threads.describe()}), load "
+              f"average at start {os.getloadavg()[0]:.2f}")
+        run_dense(shapes, args.rounds, models, args.threads)
         print(f"load average at end {os.getloadavg()[0]:.2f}")
         return
     import sklearn.ensemble  # noqa: F401 - loads the OpenMP runtime, so describe() lists it
