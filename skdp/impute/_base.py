@@ -135,8 +135,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     (``bounds=None``, the default) ``"mean"`` and ``"median"`` first release
     private bounds of each feature's observed values with half of
     ``epsilon`` (:func:`skdp.stats.bounds`: a noisy log-scale histogram,
-    within a factor 2 of the data's range; a feature none of whose bins
-    stands out of the noise gets (0, 0), so its fill value is 0), and the
+    within a factor 2 of the data's range; the features none of whose bins
+    stands out of the noise share the range of their pooled histogram, about
+    0 where that too is noise), and the
     statistics take the rest, composed into the fit's one charge (see
     :ref:`bounds`). ``"most_frequent"`` needs no bounds when ``categories``
     are given (each value counts for its nearest candidate), and refuses to

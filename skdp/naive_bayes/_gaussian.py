@@ -259,8 +259,8 @@ class DPGaussianNB(DPEstimatorMixin, ClassifierMixin, BaseEstimator):
     (``bounds=None``, the default) the fit first releases private bounds of
     each feature from all rows with half of ``epsilon``
     (:func:`skdp.stats.bounds`: a noisy log-scale histogram, within a factor
-    2 of the data's range; a feature none of whose bins stands out of the
-    noise gets (0, 0) and is dropped), and the class statistics take the
+    2 of the data's range; the features none of whose bins stands out of
+    the noise share the range of their pooled histogram), and the class statistics take the
     rest, composed into the fit's one charge (see :ref:`bounds`). Either way
     the model is one of clipped rows: the prediction methods clip their rows
     to ``bounds_`` too.

@@ -114,8 +114,9 @@ class DPKBinsDiscretizer(DPEstimatorMixin, TransformerMixin, BaseEstimator):
     it) are the best choice. Without them (``bounds=None``, the default) the
     fit releases private bounds of each feature (:func:`skdp.stats.bounds`:
     a noisy log-scale histogram; each end is 0 or a power of two, within a
-    factor 2 of the data's range, and a feature none of whose bins stands out
-    of the noise gets (0, 0)), with all of ``epsilon`` for ``"uniform"`` and
+    factor 2 of the data's range, and the features none of whose bins stands
+    out of the noise share the range of their pooled histogram), with all of
+    ``epsilon`` for ``"uniform"`` and
     half of it for ``"quantile"``, composed into the fit's one charge (see
     :ref:`bounds`); with ``epsilon=inf``, the data's minimum and maximum, as
     scikit-learn.

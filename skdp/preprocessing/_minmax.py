@@ -110,8 +110,9 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
       Without them (``bounds=None``, the default) the range is released
       privately with all of ``epsilon`` (:func:`skdp.stats.bounds`: a noisy
       log-scale histogram; each end is 0 or a power of two, within a factor 2
-      of the data's range, and a feature none of whose bins stands out of
-      the noise gets (0, 0)); with ``epsilon=inf``, the data's minimum and
+      of the data's range, and the features none of whose bins stands out
+      of the noise share the range of their pooled histogram); with
+      ``epsilon=inf``, the data's minimum and
       maximum, as in scikit-learn.
     - ``quantile_range=(q_low, q_high)``, e.g. ``(0.01, 0.99)``: the range is
       the DP quantiles ``q_low`` and ``q_high`` of each feature, searched within

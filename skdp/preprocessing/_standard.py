@@ -95,9 +95,9 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     from it) are the best choice: they cost nothing. Without them
     (``bounds=None``, the default) the fit first releases private bounds of
     each feature with half of ``epsilon`` (:func:`skdp.stats.bounds`: a
-    noisy log-scale histogram, within a factor 2 of the data's range; a
-    feature none of whose bins stands out of the noise gets (0, 0) and is
-    dropped), and the mean and variance take the rest, composed into the
+    noisy log-scale histogram, within a factor 2 of the data's range; the
+    features none of whose bins stands out of the noise share the range of
+    their pooled histogram), and the mean and variance take the rest, composed into the
     fit's one charge (see :ref:`bounds`). Either way the bounds are part of
     the model (``bounds_``): ``transform`` clips to them as the fit did. With
     ``epsilon=inf`` no bounds are needed and the result equals
