@@ -2,7 +2,8 @@
 
 Each round runs every contender once, in turn, so that a change of the machine's load hits
 all of them alike; a contender's ratio to the reference is the median over the rounds of its
-time over the reference's time in the same round. Peak memory is what ``tracemalloc`` saw
+time over the reference's time in the same round. With one thread the process's CPU seconds
+are given too (a loaded machine moves them less than the wall time). Peak memory is what ``tracemalloc`` saw
 allocated during one fit (numpy reports its buffers to it), as a multiple of X's size.
 """
 
@@ -15,14 +16,19 @@ from threadpoolctl import threadpool_limits
 
 
 def interleaved(contenders, rounds):
-    """{name: [seconds of each round]}, every contender run once per round, in turn."""
-    times = {name: [] for name in contenders}
+    """{name: [wall seconds of each round]} and the same in the process's CPU seconds.
+
+    Every contender runs once per round, in turn.
+    """
+    wall = {name: [] for name in contenders}
+    cpu = {name: [] for name in contenders}
     for _ in range(rounds):
         for name, fit in contenders.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fit()
-            times[name].append(time.perf_counter() - start)
-    return times
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return wall, cpu
 
 
 def peak_memory(fit):
@@ -53,12 +59,15 @@ def speed_table(shapes, make, reference, rounds, thread_counts):
             print("|---|---|" + "---|" * (2 * len(names) - 1))
         for threads in thread_counts:
             with threadpool_limits(threads):
-                times = interleaved(contenders, rounds)
-            ref = np.array(times[reference])
-            cells = [f"{np.median(times[m]):.3f}" for m in names]
-            ratios = [f"{np.median(np.array(times[m]) / ref):.2f}" for m in names
-                      if m != reference]
-            print(f"| {n} x {d} | {threads} | " + " | ".join(cells + ratios) + " |", flush=True)
+                wall, cpu = interleaved(contenders, rounds)
+            rows = [("", wall)] + ([(" (CPU s)", cpu)] if threads == 1 else [])
+            for what, times in rows:  # one thread: the CPU seconds too, which load moves less
+                ref = np.array(times[reference])
+                cells = [f"{np.median(times[m]):.3f}" for m in names]
+                ratios = [f"{np.median(np.array(times[m]) / ref):.2f}" for m in names
+                          if m != reference]
+                print(f"| {n} x {d} | {threads}{what} | " + " | ".join(cells + ratios) + " |",
+                      flush=True)
         with threadpool_limits(1):
             peaks = {m: peak_memory(fit) / X.nbytes for m, fit in contenders.items()}
         print(f"  peak memory during a fit / X's size ({X.nbytes / 1e6:.0f} MB), one thread: "
