@@ -93,10 +93,14 @@ class SparseBins:
             common = np.array([np.bincount(binned[:, j], minlength=n_bins).argmax()
                                for j in range(d)], dtype=np.int64)
         self.common = common
-        rows, cols = np.nonzero(binned != self.common[None, :].astype(binned.dtype))
+        # The entries feature by feature, each feature's in increasing row order (a cell of
+        # the histograms gets one feature's entries only, so its rows still add in order).
+        by_feature = binned.T
+        cols, rows = np.nonzero(by_feature != self.common[:, None].astype(binned.dtype))
         self.rows = rows
         # Flat position (feature, bin) of each entry, in a (d, n_bins) block.
-        self.offset = cols * n_bins + binned[rows, cols].astype(np.int64)
+        self.offset = cols * n_bins + by_feature[cols, rows].astype(np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=d))])
 
     def histograms(self, node, n_nodes, weights):
         """Sums of ``weights`` per (node, feature, bin): an array (n_nodes, d, n_bins).
@@ -115,17 +119,31 @@ class SparseBins:
         """Row counts per (class, node, feature, bin) of ``features``: float (k, n_nodes, f, b).
 
         ``label`` (int array, one per row) is each row's class in 0..k − 1.
-        Every feature's entries are counted (few: selecting some costs more
-        than counting them all), then ``features`` are taken.
+        The entries of ``features`` are taken (runs of entries, one per
+        feature) when they are fewer than half of all, else every feature's
+        entries are counted and ``features`` taken from them.
         """
         d, b = self.n_features, self.n_bins
+        features = np.asarray(features, dtype=np.intp)
+        f = features.size
         group = label * n_nodes + node  # (class, node) of each row
-        hist = np.bincount(group[self.rows] * (d * b) + self.offset,
-                           minlength=n_classes * n_nodes * d * b)
-        hist = hist.reshape(n_classes, n_nodes, d, b)[:, :, features]
+        first, length = self.starts[features], np.diff(self.starts)[features]
+        if 2 * length.sum() < self.rows.size:
+            ends = np.cumsum(length)
+            entry = np.arange(ends[-1] if f else 0) + np.repeat(first - (ends - length), length)
+            rows = self.rows[entry]
+            offset = self.offset[entry] + np.repeat((np.arange(f) - features) * b, length)
+            hist = np.bincount(group[rows] * (f * b) + offset,
+                               minlength=n_classes * n_nodes * f * b)
+            hist = hist.reshape(n_classes, n_nodes, f, b)
+        else:
+            hist = np.bincount(group[self.rows] * (d * b) + self.offset,
+                               minlength=n_classes * n_nodes * d * b)
+            hist = hist.reshape(n_classes, n_nodes, d, b)
+            if f < d:
+                hist = hist[:, :, features]
         totals = np.bincount(group, minlength=n_classes * n_nodes).reshape(n_classes, n_nodes)
-        hist[:, :, np.arange(len(features)), self.common[features]] = (
-            totals[:, :, None] - hist.sum(axis=3))
+        hist[:, :, np.arange(f), self.common[features]] = totals[:, :, None] - hist.sum(axis=3)
         return hist.astype(np.float64)
 
 

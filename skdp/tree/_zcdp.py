@@ -1,5 +1,6 @@
 """The zCDP ρ of a fit at (ε, δ): the unit the trees and the boosting share out."""
 
+import functools
 import math
 
 from ..accounting import zcdp_rdp
@@ -7,6 +8,7 @@ from ..accounting import zcdp_rdp
 __all__ = ["calibrate_rho"]
 
 
+@functools.lru_cache(maxsize=64)  # public parameters only; a fit asks twice
 def calibrate_rho(epsilon, delta, *, rtol=1e-9):
     """The largest ρ (to ``rtol``) with ``zcdp_rdp(ρ).epsilon(delta) <= epsilon``.
 
