@@ -10,6 +10,9 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+from threadpoolctl import threadpool_limits
+
 HERE = Path(__file__).resolve().parent
 # The checkout's package wins over an installed copy when both exist.
 ROOT = Path(os.environ.get("SKDP_SOURCE_ROOT", HERE.parent))
@@ -30,6 +33,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
 ]
 
 # Sources: reStructuredText everywhere, except the benchmarks page. Its source,
@@ -37,7 +41,7 @@ extensions = [
 # it stays plain Markdown (readable on GitHub, one source of truth) and MyST
 # renders it, GitHub-style tables included.
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "scripts", "**/README.md", "generated/examples_body.rst"]
+exclude_patterns = ["_build", "scripts", "**/README.md"]
 templates_path = ["_templates"]
 root_doc = "index"
 
@@ -87,7 +91,9 @@ nitpick_ignore_regex = [
 # Pages and figures.
 html_theme = "alabaster"
 html_title = f"skdp {release}"
-html_static_path = []
+html_static_path = ["_static"]
+# Long lines in code blocks and outputs wrap instead of being cut at the page's edge.
+html_css_files = ["skdp.css"]
 html_theme_options = {
     "description": "Differentially private scikit-learn estimators with one shared RDP budget",
     "fixed_sidebar": False,
@@ -212,40 +218,59 @@ def _write_cli_outputs(app):
         (out / "budget_show.txt").write_text(text, encoding="utf-8")
 
 
-# The examples page shows every script of examples/, read at build time, so that
-# a new example appears without editing the docs.
-_FIRST_EXAMPLES = ["adult_pipeline.py", "quickstart.py"]
+# The gallery: every script of examples/ is run at build time (in the checkout's
+# folder, so that the build of a copy of docs/ finds them) and rendered with its
+# printed output and its figures. The longer scripts read SKDP_EXAMPLES_QUICK and
+# then run on a sample of the rows, which keeps the build to seconds; each says so.
+os.environ["SKDP_EXAMPLES_QUICK"] = "1"
+# One BLAS/OpenMP thread for the whole build: CI builds the docs on both stacks at
+# once on 2 cores, where two threads per process oversubscribe them (a scikit-learn
+# logistic regression of the gallery ran 20 times slower with two threads than with
+# one on the loaded machine).
+threadpool_limits(1)
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"\.py$",  # run every example, not only plot_*.py
+    "within_subsection_order": "sphinx_gallery.sorting.FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+}
 
+# The budgets page shows a budget's HTML view (what a notebook displays) and its
+# ``budget.plot()``, made by the installed skdp at build time, so they cannot go stale.
+def _write_budget_views(app):
+    import tempfile
 
-def _write_examples_page(app):
-    import ast
-    import shutil
+    import matplotlib
 
-    source = ROOT / "examples"
-    out = Path(app.srcdir) / "generated" / "examples"
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from skdp import PrivacyBudget, stats
+
+    out = Path(app.srcdir) / "generated" / "budget"
     out.mkdir(parents=True, exist_ok=True)
-    scripts = sorted(source.glob("*.py"), key=lambda p: (p.name not in _FIRST_EXAMPLES,
-                                                           _FIRST_EXAMPLES.index(p.name)
-                                                           if p.name in _FIRST_EXAMPLES else 0,
-                                                           p.name))
-    parts = []
-    for script in scripts:
-        shutil.copy(script, out / script.name)
-        tree = ast.parse(script.read_text(encoding="utf-8"))
-        doc = ast.get_docstring(tree) or ""
-        # Show the code without the docstring, which is rendered above it.
-        first_code_line = tree.body[0].end_lineno + 1 if doc else 1
-        title = f"``examples/{script.name}``"
-        parts += [title, "=" * len(title), "", doc, "", f".. literalinclude:: /generated/examples/{script.name}",
-                  "   :language: python", f"   :lines: {first_code_line}-", "", ""]
-    if not scripts:
-        parts = ["No examples yet.", ""]
-    (Path(app.srcdir) / "generated" / "examples_body.rst").write_text("\n".join(parts), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as folder:
+        budget = PrivacyBudget(epsilon=1.0, delta=1e-5, ledger=os.path.join(folder, "study.sqlite"))
+        ages = np.random.default_rng(0).normal(40, 10, size=10_000)
+        stats.mean(ages, epsilon=0.5, bounds=(0, 100), budget=budget, random_state=0)
+        stats.median(ages, epsilon=0.3, bounds=(0, 100), budget=budget, random_state=0)
+        text = budget._repr_html_()
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        budget.plot(ax=ax)
+        fig.tight_layout()
+        fig.savefig(out / "plot.png", dpi=100)
+        plt.close(fig)
+    (out / "repr.html").write_text(f'<div class="skdp-html-repr">{text}</div>\n', encoding="utf-8")
 
 
 def setup(app):
     app.connect("builder-inited", _write_cli_outputs)
-    app.connect("builder-inited", _write_examples_page)
+    app.connect("builder-inited", _write_budget_views)
     app.connect("autodoc-skip-member", _skip_routing_methods)
     app.connect("autodoc-process-docstring", _describe_data)
     app.connect("missing-reference", _resolve_short_skdp_name)

@@ -1,4 +1,6 @@
-"""A neural network trained by DP-SGD on Adult, inside a pipeline with one total ε.
+"""
+A neural network trained by DP-SGD on Adult, inside a pipeline with one total ε
+===============================================================================
 
 Run it with ``python examples/dpsgd_neural.py``. ``DPSGDClassifier`` with
 ``hidden_layer_sizes`` is a multilayer perceptron trained by DP-SGD (Abadi et

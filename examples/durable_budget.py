@@ -1,8 +1,12 @@
-"""A budget that survives restarts: one ledger file for a whole study.
+"""
+A budget that survives restarts: one ledger file for a whole study
+==================================================================
 
-Run it several times: ``python examples/durable_budget.py [ledger.sqlite]``.
+Run it several times: ``python examples/durable_budget.py ledger.sqlite``.
 Each run stands for one session of a notebook (a kernel restart loses every
-Python object). The budget lives in an SQLite ledger file, so each session
+Python object). Run without a file name, as in the documentation's gallery,
+it plays four sessions on a ledger in a temporary folder and plots the spend
+with :meth:`skdp.PrivacyBudget.plot`. The budget lives in an SQLite ledger file, so each session
 reopens it with :meth:`skdp.PrivacyBudget.open` and continues the spend;
 restarting Python does not reset it. Once the cap is reached, the next
 release is refused before it reads the data.
@@ -10,6 +14,7 @@ release is refused before it reads the data.
 
 import os
 import sys
+import tempfile
 
 from skdp import BudgetExceededError, PrivacyBudget, stats
 from skdp.datasets import adult_schema, load_adult
@@ -25,8 +30,7 @@ def open_budget(path):
     return PrivacyBudget(epsilon=CAP, delta=0.0, ledger=path)
 
 
-def main(ledger_path="adult_study_budget.sqlite", *, n_rows=None, random_state=None,
-         out=sys.stdout):
+def main(ledger_path, *, n_rows=None, random_state=None, out=sys.stdout):
     """One session: reopen the budget, release the mean age, print the ledger.
 
     Returns ``(budget, released)`` where ``released`` is the private mean, or
@@ -51,4 +55,16 @@ def main(ledger_path="adult_study_budget.sqlite", *, n_rows=None, random_state=N
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    if len(sys.argv) > 1:
+        main(sys.argv[1])  # one session on the study's ledger file
+    else:
+        import matplotlib.pyplot as plt
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "study.sqlite")
+            for session in range(1, 5):
+                print(f"--- session {session} ---")
+                budget, _ = main(path)
+                print()
+            budget.plot()  # the composed ε after each charge, against the cap
+        plt.show()

@@ -1,4 +1,6 @@
-"""Private statistics of a table: Adult's numeric columns, with public bounds.
+"""
+Private statistics of a table: Adult's numeric columns, with public bounds
+==========================================================================
 
 Run it with ``python examples/private_statistics.py``. Every statistic is a
 differentially private release from :mod:`skdp.stats`, clipped to the public

@@ -1,4 +1,6 @@
-"""Quick start: the accountant and the shared privacy budget at work.
+"""
+Quick start: the accountant and the shared privacy budget at work
+=================================================================
 
 Run it with ``python examples/quickstart.py``. It trains nothing: it shows how
 skdp prices releases in Rényi DP, and how one budget refuses the release that

@@ -1,4 +1,6 @@
-"""Analyse a table and fit a model on it under one budget: Adult, by education and sex.
+"""
+Analyse a table and fit a model on it under one budget: Adult, by education and sex
+===================================================================================
 
 Run it with ``python examples/table_analysis.py``. Three private group-by
 queries (:class:`skdp.analysis.PrivateTable`), each one release charged once,

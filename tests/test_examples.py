@@ -2,6 +2,7 @@
 
 import importlib.util
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,8 @@ def _load(name):
 
 def test_every_example_is_tested():
     tested = {"adult_pipeline", "private_statistics", "dpsgd_neural", "private_selection",
-              "durable_budget", "privacy_utility_curve", "quickstart", "table_analysis"}
+              "durable_budget", "privacy_utility_curve", "privacy_utility_families", "quickstart",
+              "table_analysis"}
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
 
@@ -89,12 +91,43 @@ def test_dpsgd_neural():
 
 
 def test_private_selection_costs_less_than_composition():
-    result = _load("private_selection").main(n_train=3000, n_test=1000, n_candidates=3,
-                                             n_runs_mean=4, random_state=0, out=io.StringIO())
+    example = _load("private_selection")
+    result = example.main(n_train=3000, n_test=1000, n_candidates=3, n_runs_mean=4,
+                          random_state=0, out=io.StringIO())
     budget = result["budget"]
     assert len(budget) == 1  # the whole search: one charge
     assert result["search_epsilon"] == pytest.approx(result["search"].epsilon_spent_)
     assert result["search_epsilon"] < result["composed_epsilon"]
+
+    # The figure: the candidates, the chosen one at its private model's accuracy, the costs.
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    fig = example.plot_selection(result)
+    try:
+        selection, costs = fig.axes
+        candidates, chosen = selection.lines
+        assert sorted(candidates.get_xdata()) == sorted(
+            p["classifier__C"] for p in result["search"].candidates_)
+        assert list(chosen.get_xdata()) == [result["search"].best_params_["classifier__C"]]
+        assert list(chosen.get_ydata()) == [result["accuracy"]]
+        assert [bar.get_height() for bar in costs.patches] == [result["search_epsilon"],
+                                                                result["composed_epsilon"]]
+    finally:
+        plt.close(fig)
+
+
+def test_durable_budget_without_a_file_plays_four_sessions_and_plots(tmp_path):
+    # As the documentation's gallery runs it: a temporary ledger, the fourth session
+    # refused, then the spend plot (no window: the Agg backend).
+    pytest.importorskip("matplotlib")
+    env = dict(os.environ, MPLBACKEND="Agg")
+    done = subprocess.run([sys.executable, str(EXAMPLES / "durable_budget.py")], check=True,
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.stdout.count("Released the mean age") == 3
+    assert done.stdout.count("Refused, nothing read") == 1
+    assert "--- session 4 ---" in done.stdout
+    assert list(tmp_path.iterdir()) == []  # nothing written where it ran
 
 
 def test_durable_budget_continues_across_sessions(tmp_path):
@@ -124,6 +157,45 @@ def test_privacy_utility_curve(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert set(result["accuracy"]) == {0.1, 1.0}
     assert len(result["budget"]) == 2  # one charge per fit
+
+
+def test_privacy_utility_families_plots_every_recorded_curve(tmp_path):
+    pytest.importorskip("matplotlib")
+    example = _load("privacy_utility_families")
+    path = tmp_path / "families.png"
+    result = example.main(str(path), benchmarks=EXAMPLES.parent / "docs" / "benchmarks.md")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    families = {f["title"]: f for f in result["families"]}
+    assert set(families) == {"Linear classifiers", "Trees and boosting", "Naive Bayes",
+                             "Linear regression (hours per week)"}
+    # Every family: skdp and at least one peer, each read at 3 or more values of ε,
+    # next to the non-private scikit-learn score; accuracies are accuracies.
+    for title, family in families.items():
+        names = list(family["curves"])
+        assert any(n.startswith("skdp") for n in names), title
+        assert any(n.startswith(("diffprivlib", "interpret")) for n in names), title
+        for name, points in family["curves"].items():
+            eps = [p[0] for p in points]
+            assert len(eps) >= 3 and eps == sorted(eps), (title, name)
+            if family["ylabel"] == "test accuracy":
+                assert all(0.5 < p[1] < 1 for p in points), (title, name)
+        assert 0 < family["sklearn"][1] < 1, title
+
+
+def test_privacy_utility_families_reads_the_benchmark_tables():
+    example = _load("privacy_utility_families")
+    text = ("## Section\n\nSome words, majority class 0.75.\n\n"
+            "| model | ε=0.1 | ε=1 | ε=∞ |\n|---|---|---|---|\n"
+            "| skdp `A` | 0.80 ± 0.01 | **0.85 ± 0.002** (1.2 s) | 0.86 ± 0.00 |\n"
+            "| peer `B` | 0.70 ± 0.02 | – | – |\n\n"
+            "| epsilon | skdp | peer |\n|---|---|---|\n| 0.1 | 0.5 ± 0.1 | -1.97e+18 ± 3.95e+18 |\n")
+    header, rows = example.table_after(text, "| model |")
+    assert example.curves_by_row(header, rows, {"A": "skdp `A`", "B": "peer `B`"}) == {
+        "A": [(0.1, 0.80, 0.01), (1.0, 0.85, 0.002)], "B": [(0.1, 0.70, 0.02)]}
+    header, rows = example.table_after(text, "| epsilon |")
+    assert example.curves_by_column(header, rows, {"peer": "peer"}) == {
+        "peer": [(0.1, -1.97e18, 3.95e18)]}
+    assert example.number_after(text, "majority class") == 0.75
 
 
 def test_quickstart():
