@@ -142,12 +142,16 @@ def _require_sphinx():
     pytest.skip(f"local run without the docs extra ({reason})")
 
 
-def test_docs_build_without_warnings_or_broken_internal_references(tmp_path):
+@pytest.fixture(scope="module")
+def built_docs(tmp_path_factory):
+    """The site built once for this module's tests: ``(sphinx's result, html folder)``."""
     _require_sphinx()
-    # Build a copy, so that autosummary's generated pages and the build never
-    # touch the checkout (other builds may run at the same time).
+    tmp_path = tmp_path_factory.mktemp("docs_build")
+    # Build a copy, so that autosummary's generated pages, the gallery and the build
+    # never touch the checkout (other builds may run at the same time). The gallery
+    # runs the checkout's examples/ (docs/conf.py finds them from SKDP_SOURCE_ROOT).
     source = tmp_path / "docs"
-    shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("_build", "generated"))
+    shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("_build", "generated", "auto_examples"))
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")  # getting_started includes it
     env = dict(os.environ, SKDP_SOURCE_ROOT=str(ROOT))
     result = subprocess.run(
@@ -157,13 +161,23 @@ def test_docs_build_without_warnings_or_broken_internal_references(tmp_path):
             "-b", "html",
             str(source), str(tmp_path / "html"),
         ],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True, text=True, env=env, timeout=900,
     )
+    return result, tmp_path / "html"
+
+
+def test_docs_build_without_warnings_or_broken_internal_references(built_docs):
+    result, html = built_docs
     assert result.returncode == 0, f"sphinx-build failed:\n{result.stderr[-8000:]}"
-    html = tmp_path / "html"
-    for page in ["index", "getting_started", "examples", "api", "privacy_model", "command_line",
-                 "benchmarks", "user_guide/index"]:
+    for page in ["index", "getting_started", "auto_examples/index", "api", "privacy_model",
+                 "command_line", "benchmarks", "user_guide/index"]:
         assert (html / f"{page}.html").is_file(), page
+    # The gallery: one page per script of examples/, each with the figures it drew.
+    for script in sorted((ROOT / "examples").glob("*.py")):
+        assert (html / "auto_examples" / f"{script.stem}.html").is_file(), script.name
+    for name in ["privacy_utility_families", "privacy_utility_curve", "private_selection",
+                 "durable_budget"]:
+        assert (html / "_images" / f"sphx_glr_{name}_001.png").is_file(), name
     # One generated page per public name, and each is linked from the reference.
     api_html = (html / "api.html").read_text(encoding="utf-8")
     for name in _documented_names((DOCS / "api.rst").read_text(encoding="utf-8")):
@@ -214,6 +228,134 @@ def _broken_internal_links(html_root):
     return broken
 
 
+# Pages looked at in a real browser: the home page, Getting started, the gallery and
+# one example with figures, the budgets page (HTML view and plot) and one API page.
+SCREENSHOT_PAGES = ["index", "getting_started", "auto_examples/index",
+                    "auto_examples/private_selection", "user_guide/budgets",
+                    "generated/skdp.PrivacyBudget"]
+
+# Run in the page after it loads: the images the browser could not show, and how much
+# text the page displays. --dump-dom prints the page with these attributes set.
+_PROBE = """<script>
+window.addEventListener("load", function () {
+  var broken = Array.prototype.filter.call(document.images, function (img) {
+    return !img.complete || img.naturalWidth === 0;
+  }).map(function (img) { return img.getAttribute("src"); });
+  document.body.setAttribute("data-probe-broken-images", JSON.stringify(broken));
+  document.body.setAttribute("data-probe-text-length", String(document.body.innerText.trim().length));
+});
+</script>"""
+
+
+def _browser():
+    """Debian's chromium; in CI (CI=true) a missing browser fails, elsewhere it skips."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    reason = "no headless browser (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must screenshot the docs, but there is {reason}; .ci/run installs it")
+    pytest.skip(f"local run without a browser: {reason}")
+
+
+def _chromium(browser, profile, *args):
+    # --no-sandbox: CI runs as root, where chromium refuses its sandbox. A profile of
+    # its own per call, so that two runs at once (the two CI stacks) never share one.
+    return subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+         "--hide-scrollbars", "--no-first-run", "--window-size=1280,1600",
+         f"--user-data-dir={profile}", "--virtual-time-budget=5000", *args],
+        capture_output=True, text=True, timeout=120,
+    )
+
+
+def _page_problems(browser, page, screenshot, work):
+    """What is wrong with ``page`` as the browser shows it (an empty list if nothing)."""
+    from matplotlib.image import imread
+
+    problems = []
+    text = page.read_text(encoding="utf-8")
+    # The site's own error markers: a reST error left in the page, a traceback printed
+    # by a gallery example.
+    if 'class="system-message"' in text:
+        problems.append("a Sphinx system-message (a reST error) is shown")
+    if "highlight-pytb" in text or re.search(
+            r'class="sphx-glr-script-out".*?Traceback \(most recent call last\)', text, flags=re.S):
+        problems.append("a Python traceback is shown in an example's output")
+    # The page as the browser draws it.
+    probe = page.with_name(f"_probe_{page.name}")
+    probe.write_text(text.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+    dom = _chromium(browser, work / "profile-dom", "--dump-dom", probe.as_uri()).stdout
+    probe.unlink()
+    broken = re.search(r'data-probe-broken-images="([^"]*)"', dom)
+    length = re.search(r'data-probe-text-length="(\d+)"', dom)
+    if broken is None or length is None:
+        problems.append("the browser did not load the page")
+    else:
+        import html as html_module
+        import json
+
+        missing = json.loads(html_module.unescape(broken.group(1)))
+        if missing:
+            problems.append(f"broken images: {missing}")
+        if int(length.group(1)) < 200:
+            problems.append(f"almost no text is displayed ({length.group(1)} characters)")
+    result = _chromium(browser, work / "profile-png", f"--screenshot={screenshot}", page.as_uri())
+    if not screenshot.is_file():
+        return problems + [f"no screenshot: {result.stderr[-2000:]}"]
+    # Blank: nearly every pixel has the page's most common colour.
+    rgb = imread(screenshot)[..., :3]  # floats in [0, 1]
+    pixels = np.round(255 * rgb.mean(axis=-1)).astype(np.int64)  # grey levels
+    background = np.bincount(pixels.ravel()).argmax()
+    drawn = np.mean(np.abs(pixels - background) > 24)
+    if drawn < 0.01:
+        problems.append(f"renders blank ({drawn:.2%} of the pixels differ from the background)")
+    return problems
+
+
+def test_pages_render_in_a_headless_browser(built_docs, tmp_path):
+    result, html = built_docs
+    assert result.returncode == 0, f"sphinx-build failed:\n{result.stderr[-8000:]}"
+    browser = _browser()
+    # SKDP_DOCS_SCREENSHOTS=<folder> keeps the screenshots there, to look at them.
+    shots = Path(os.environ.get("SKDP_DOCS_SCREENSHOTS", tmp_path / "screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    problems = {}
+    for name in SCREENSHOT_PAGES:
+        page = html / f"{name}.html"
+        assert page.is_file(), name
+        found = _page_problems(browser, page, shots / f"{name.replace('/', '_')}.png", tmp_path)
+        if found:
+            problems[name] = found
+    assert not problems, f"pages that do not render right: {problems}"
+
+
+def test_browser_check_catches_blank_pages_errors_and_broken_images(tmp_path):
+    # The check above passes only because it works: a blank page, and a page with a
+    # traceback in an example's output, a reST error and a broken image, must have
+    # each of these reported, and a good page nothing.
+    browser = _browser()
+    words = "<p>" + "A paragraph of ordinary words in the page. " * 30 + "</p>"
+    pages = {
+        "blank": "<html><body></body></html>",
+        "errors": f'<html><body>{words}<div class="sphx-glr-script-out"><pre>'
+                  "Traceback (most recent call last):\n  ValueError</pre></div>"
+                  '<div class="system-message">Error</div><img src="no_such.png"></body></html>',
+        "good": f"<html><body><h1>Title</h1>{words}</body></html>",
+    }
+    found = {}
+    for name, text in pages.items():
+        page = tmp_path / f"{name}.html"
+        page.write_text(text, encoding="utf-8")
+        found[name] = _page_problems(browser, page, tmp_path / f"{name}.png", tmp_path)
+    assert found["good"] == [], found["good"]
+    assert any("renders blank" in p for p in found["blank"]), found["blank"]
+    assert any("almost no text" in p for p in found["blank"]), found["blank"]
+    for problem in ["traceback", "system-message", "no_such.png"]:
+        assert any(problem in p for p in found["errors"]), (problem, found["errors"])
+
+
 def test_offline_link_checks_catch_broken_references(tmp_path):
     # The build above passes only because its checks work: a page with a broken
     # reference to a skdp function, a label and a page must fail, and a broken
@@ -223,6 +365,7 @@ def test_offline_link_checks_catch_broken_references(tmp_path):
     source.mkdir()
     shutil.copy(DOCS / "conf.py", source / "conf.py")
     shutil.copytree(DOCS / "_templates", source / "_templates")
+    shutil.copytree(DOCS / "_static", source / "_static")
     (source / "index.rst").write_text(
         "Broken\n======\n\n"
         ":func:`skdp.accounting.no_such_function`, :ref:`no-such-label`, :doc:`no_such_page`.\n",
@@ -230,8 +373,9 @@ def test_offline_link_checks_catch_broken_references(tmp_path):
     )
     env = dict(os.environ, SKDP_SOURCE_ROOT=str(ROOT))
     result = subprocess.run(
+        # plot_gallery=0: the gallery's pages are written but its scripts not run
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-E", "-b", "html",
-         str(source), str(tmp_path / "html")],
+         "-D", "plot_gallery=0", str(source), str(tmp_path / "html")],
         capture_output=True, text=True, env=env, timeout=300,
     )
     assert result.returncode != 0
