@@ -52,10 +52,10 @@ class TreePredictor:
         return self.value[self.leaf_index(binned)]
 
 
-# _children looks each distinct split feature of a level up in its own column when a level
-# has at most this many; with more, it gathers each row's bin of its node's feature instead
-# (one pass whatever the number of features).
-FEW_FEATURES = 4
+# _children picks each row's bin of its node's feature node by node (a masked copy of the
+# node's column) when a level has at most this many nodes; with more, it gathers them by row
+# (one pass whatever the number of nodes).
+FEW_NODES = 4
 
 
 def _children(binned, local, n_nodes, feature, table):
@@ -63,10 +63,8 @@ def _children(binned, local, n_nodes, feature, table):
 
     ``local`` (intp, one per row) is each row's node among the level's
     ``n_nodes``; node i splits on ``feature[i]`` by the bool row ``table[i]``.
-    With few distinct features, one lookup per feature in a table of
-    (node, bin) → goes right that is False for the nodes on other features
-    (a row reads only its own column); with more, a gather of
-    ``binned[row, feature[local[row]]]``.
+    Each row's bin of its node's feature, ``binned[row, feature[local[row]]]``,
+    then one lookup of (node, bin) in the table.
     """
     table = np.asarray(table, dtype=bool)
     if n_nodes == 1:
@@ -74,20 +72,20 @@ def _children(binned, local, n_nodes, feature, table):
         return right.view(np.uint8).astype(np.intp)
     n, n_bins = local.shape[0], table.shape[1]
     base = local * n_bins
-    distinct = np.unique(feature)
-    if distinct.size <= FEW_FEATURES:
-        right = np.zeros(n, dtype=bool)
-        index = np.empty_like(base)
-        for j in distinct:
-            lookup = (table & (feature == j)[:, None]).ravel()
-            np.add(base, binned[:, j], out=index)
-            right |= lookup[index]
+    if n_nodes <= FEW_NODES:  # each row's bin of its node's feature, node by node
+        column = binned[:, feature[0]].copy()
+        for i in range(1, n_nodes):
+            if feature[i] != feature[0]:  # uint8 arithmetic mod 256: node i's rows get its
+                step = binned[:, feature[i]] - column  # column, the others keep theirs
+                step *= (local == i).view(np.uint8)
+                column += step
+        base += column
     else:
         flat = np.asfortranarray(binned).T.ravel()  # feature by feature: a view of binned
         where = np.asarray(feature, dtype=np.intp)[local] * n
         where += np.arange(n)
         base += flat[where]
-        right = table.ravel()[base]
+    right = table.ravel()[base]  # (node, bin) → goes right
     children = np.multiply(local, 2, out=base)  # base is no longer needed
     children += right
     return children
