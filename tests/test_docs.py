@@ -234,8 +234,9 @@ SCREENSHOT_PAGES = ["index", "getting_started", "auto_examples/index",
                     "auto_examples/private_selection", "user_guide/budgets",
                     "generated/skdp.PrivacyBudget"]
 
-# Run in the page after it loads: the images the browser could not show, and how much
-# text the page displays. --dump-dom prints the page with these attributes set.
+# Run in the page after it loads: the images the browser could not show, how much text
+# the page displays, and how many code blocks are wider than their box (lines cut at
+# the edge or hidden behind a scroll bar; docs/_static/skdp.css makes them wrap). --dump-dom prints the page with these attributes set.
 _PROBE = """<script>
 window.addEventListener("load", function () {
   var broken = Array.prototype.filter.call(document.images, function (img) {
@@ -243,6 +244,10 @@ window.addEventListener("load", function () {
   }).map(function (img) { return img.getAttribute("src"); });
   document.body.setAttribute("data-probe-broken-images", JSON.stringify(broken));
   document.body.setAttribute("data-probe-text-length", String(document.body.innerText.trim().length));
+  var cut = Array.prototype.filter.call(document.querySelectorAll("pre"), function (pre) {
+    return pre.scrollWidth > pre.clientWidth + 1;
+  }).length;
+  document.body.setAttribute("data-probe-cut-code-blocks", String(cut));
 });
 </script>"""
 
@@ -290,7 +295,8 @@ def _page_problems(browser, page, screenshot, work):
     probe.unlink()
     broken = re.search(r'data-probe-broken-images="([^"]*)"', dom)
     length = re.search(r'data-probe-text-length="(\d+)"', dom)
-    if broken is None or length is None:
+    cut = re.search(r'data-probe-cut-code-blocks="(\d+)"', dom)
+    if broken is None or length is None or cut is None:
         problems.append("the browser did not load the page")
     else:
         import html as html_module
@@ -301,6 +307,8 @@ def _page_problems(browser, page, screenshot, work):
             problems.append(f"broken images: {missing}")
         if int(length.group(1)) < 200:
             problems.append(f"almost no text is displayed ({length.group(1)} characters)")
+        if int(cut.group(1)):
+            problems.append(f"{cut.group(1)} code blocks are wider than the page's column")
     result = _chromium(browser, work / "profile-png", f"--screenshot={screenshot}", page.as_uri())
     if not screenshot.is_file():
         return problems + [f"no screenshot: {result.stderr[-2000:]}"]
@@ -333,15 +341,16 @@ def test_pages_render_in_a_headless_browser(built_docs, tmp_path):
 
 def test_browser_check_catches_blank_pages_errors_and_broken_images(tmp_path):
     # The check above passes only because it works: a blank page, and a page with a
-    # traceback in an example's output, a reST error and a broken image, must have
-    # each of these reported, and a good page nothing.
+    # traceback in an example's output, a reST error, a broken image and a code block
+    # too wide for its box, must have each of these reported, and a good page nothing.
     browser = _browser()
     words = "<p>" + "A paragraph of ordinary words in the page. " * 30 + "</p>"
     pages = {
         "blank": "<html><body></body></html>",
         "errors": f'<html><body>{words}<div class="sphx-glr-script-out"><pre>'
                   "Traceback (most recent call last):\n  ValueError</pre></div>"
-                  '<div class="system-message">Error</div><img src="no_such.png"></body></html>',
+                  '<div class="system-message">Error</div><img src="no_such.png">'
+                  f'<pre style="width: 20em">{"x = 1; " * 40}</pre></body></html>',
         "good": f"<html><body><h1>Title</h1>{words}</body></html>",
     }
     found = {}
@@ -352,7 +361,7 @@ def test_browser_check_catches_blank_pages_errors_and_broken_images(tmp_path):
     assert found["good"] == [], found["good"]
     assert any("renders blank" in p for p in found["blank"]), found["blank"]
     assert any("almost no text" in p for p in found["blank"]), found["blank"]
-    for problem in ["traceback", "system-message", "no_such.png"]:
+    for problem in ["traceback", "system-message", "no_such.png", "1 code blocks are wider"]:
         assert any(problem in p for p in found["errors"]), (problem, found["errors"])
 
 
