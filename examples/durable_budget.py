@@ -4,12 +4,14 @@ A budget that survives restarts: one ledger file for a whole study
 
 Run it several times: ``python examples/durable_budget.py ledger.sqlite``.
 Each run stands for one session of a notebook (a kernel restart loses every
-Python object). Run without a file name, as in the documentation's gallery,
-it plays four sessions on a ledger in a temporary folder and plots the spend
-with :meth:`skdp.PrivacyBudget.plot`. The budget lives in an SQLite ledger file, so each session
+Python object). The budget lives in an SQLite ledger file, so each session
 reopens it with :meth:`skdp.PrivacyBudget.open` and continues the spend;
 restarting Python does not reset it. Once the cap is reached, the next
 release is refused before it reads the data.
+
+Run without a file name, as in the documentation's gallery, it plays four
+sessions on a ledger in a temporary folder (the fourth is refused) and plots
+the spend with :meth:`skdp.PrivacyBudget.plot`.
 """
 
 import os

@@ -9,7 +9,7 @@ pipeline with ``DPLogisticRegression`` (a few seeds) and plots the mean test
 accuracy, next to scikit-learn's non-private ``LogisticRegression`` and the
 majority class. The documentation's gallery runs it on a sample of 8,000
 training and 4,000 test rows with 2 seeds per ε (``SKDP_EXAMPLES_QUICK=1``),
-so its curve is a little lower and noisier than the full run's (15 s), whose
+so its curve is noisier than the full run's (15 s), whose
 numbers are on the :doc:`/benchmarks` page with those of the peers
 (:ref:`sphx_glr_auto_examples_privacy_utility_families.py`).
 
