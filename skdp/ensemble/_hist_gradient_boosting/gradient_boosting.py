@@ -425,14 +425,15 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             baseline = np.array([math.log(freq[1] / freq[0])])
         else:
             baseline = np.log(freq)  # as scikit-learn's multinomial baseline
-        Y = (label[:, None] == np.arange(k)[None, :]).astype(float)
+        # One-hot labels; with two classes the second column alone (one tree per round).
+        Y = (label[:, None] == np.arange(1 if n_trees == 1 else 0, k)[None, :]).astype(float)
 
         def grad_hess(raw):
-            if n_trees == 1:
-                p = expit(raw)
-                return p - Y[:, 1:], p * (1.0 - p)
-            p = softmax(raw, axis=1)
-            return p - Y, p * (1.0 - p)
+            p = expit(raw) if n_trees == 1 else softmax(raw, axis=1)
+            h = np.subtract(1.0, p)
+            h *= p  # p·(1 − p)
+            p -= Y
+            return p, h
 
         # Sensitivities of a round's leaf sums: see the class docstring.
         sens = (1.0, 0.25) if n_trees == 1 else (math.sqrt(2.0), 0.5)
