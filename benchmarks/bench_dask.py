@@ -1,0 +1,179 @@
+"""skdp's estimators fitted on dask arrays generated lazily, on a LocalCluster of 2 workers.
+
+For each estimator: the time of the dask fit on ``--rows`` rows (generated chunk by chunk
+on the workers, never held whole), the peak resident memory of each worker during it (the
+peak is reset before each fit, so it is that fit's), and the test score of
+the model next to that of the same estimator fitted in memory on the first ``--sample``
+rows, and next to dask-ml's non-private estimator fitted on the same dask rows on the same
+cluster (when dask-ml is installed: ``pip install dask-ml``). The test rows are another
+draw of the same distribution. Usage::
+
+    python benchmarks/bench_dask.py                       # 10^7 rows x 10 features
+    python benchmarks/bench_dask.py --rows 100000000      # 10^8 rows: 8 GB as float64
+    python benchmarks/bench_dask.py --only DPLinearRegression --rows 1000000
+
+Not run in CI. Results in docs/benchmarks.md.
+"""
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+WEIGHTS_SEED, TRAIN_SEED, TEST_SEED = 0, 1, 2
+
+
+def _weights(d):
+    return np.random.default_rng(WEIGHTS_SEED).normal(0.0, 1.0, d) / np.sqrt(d)
+
+
+def _rows(n, d, chunk, seed, task):
+    """X ~ N(0, I) and the target of ``task``, both lazy (chunks drawn on the workers)."""
+    import dask.array as da
+
+    rng = da.random.default_rng(seed)
+    X = rng.normal(0.0, 1.0, size=(n, d), chunks=(chunk, d))
+    score = X @ _weights(d)
+    noise = rng.normal(0.0, 1.0, size=n, chunks=chunk)
+    if task == "regression":
+        return X, score + 0.5 * noise
+    return X, (score + noise > 0).astype(np.int64)
+
+
+def _reset_peak():
+    """Reset this process's peak resident memory (Linux: VmHWM, reset by clear_refs 5); warm up."""
+    import skdp.linear_model  # noqa: F401  (imported before the timed fit, in every worker)
+    import skdp.naive_bayes  # noqa: F401
+    import skdp.preprocessing  # noqa: F401
+
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _peak_rss():
+    """This process's peak resident memory (bytes) since :func:`_reset_peak`."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _score(model, X, y, task):
+    pred = model.predict(X)
+    pred = np.asarray(pred.compute() if hasattr(pred, "compute") else pred)  # dask-ml's: lazy
+    if task == "regression":
+        return 1.0 - np.mean((pred - y) ** 2) / np.var(y)
+    return float(np.mean(pred == y))
+
+
+def _cases(d):
+    from skdp.linear_model import DPLinearRegression, DPLogisticRegression
+    from skdp.naive_bayes import DPGaussianNB
+    from skdp.preprocessing import DPStandardScaler
+
+    bounds = (-4.0, 4.0)
+    cases = {
+        "DPStandardScaler": ("scaler", lambda: DPStandardScaler(bounds=bounds, epsilon=1.0,
+                                                                random_state=0),
+                             ("dask_ml.preprocessing", "StandardScaler", {})),
+        "DPGaussianNB": ("classification",
+                         lambda: DPGaussianNB(bounds=bounds, classes=[0, 1], epsilon=1.0,
+                                              random_state=0),
+                         ("dask_ml.naive_bayes", "GaussianNB", {})),
+        "DPLinearRegression": ("regression",
+                               lambda: DPLinearRegression(bounds_X=bounds, bounds_y=(-8, 8),
+                                                          epsilon=1.0, random_state=0),
+                               ("dask_ml.linear_model", "LinearRegression",
+                                {"solver": "lbfgs", "max_iter": 20})),
+        "DPLogisticRegression": ("classification",
+                                 lambda: DPLogisticRegression(bounds_X=bounds, classes=[0, 1],
+                                                              epsilon=1.0, max_iter=20,
+                                                              random_state=0),
+                                 ("dask_ml.linear_model", "LogisticRegression",
+                                  {"solver": "lbfgs", "max_iter": 20})),
+    }
+    return cases
+
+
+def _peer(spec):
+    import importlib
+
+    module, name, params = spec
+    try:
+        return getattr(importlib.import_module(module), name)(**params)
+    except ImportError:
+        return None
+
+
+def _fit_on_cluster(client, make, X, y, task):
+    client.run(_reset_peak)
+    start = time.perf_counter()
+    model = make().fit(X) if task == "scaler" else make().fit(X, y)
+    seconds = time.perf_counter() - start
+    peaks = client.run(_peak_rss)
+    return model, seconds, max(peaks.values())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10**7)
+    parser.add_argument("--features", type=int, default=10)
+    parser.add_argument("--chunk-rows", type=int, default=250_000)
+    parser.add_argument("--sample", type=int, default=10**6)
+    parser.add_argument("--test-rows", type=int, default=200_000)
+    parser.add_argument("--memory-limit", default="3GB", help="per worker")
+    parser.add_argument("--only", nargs="*", help="estimators to run (default: all)")
+    args = parser.parse_args(argv)
+    import os
+
+    import distributed
+
+    n, d, chunk = args.rows, args.features, args.chunk_rows
+    cases = _cases(d)
+    names = args.only or list(cases)
+    print(f"{n:,} rows x {d} features ({n * d * 8 / 1e9:.1f} GB as float64), chunks of "
+          f"{chunk:,} rows ({chunk * d * 8 / 1e6:.0f} MB); LocalCluster of 2 workers x 1 "
+          f"thread, memory limit {args.memory_limit} each; in-memory sample {args.sample:,} "
+          f"rows; load {os.getloadavg()[0]:.1f}")
+    header = ("| estimator | dask fit (s) | peak RSS per worker (MB) | test score, dask fit | "
+              f"test score, in-memory fit on {args.sample:,} rows | dask-ml fit (s) | "
+              "dask-ml peak RSS (MB) | dask-ml test score |")
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  memory_limit=args.memory_limit, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        for name in names:
+            task, make, peer_spec = cases[name]
+            kind = "classification" if task == "scaler" else task
+            X, y = _rows(n, d, chunk, TRAIN_SEED, kind)
+            X_test, y_test = (np.asarray(a) for a in _rows(args.test_rows, d, chunk, TEST_SEED,
+                                                           kind))
+            model, seconds, peak = _fit_on_cluster(client, make, X, y, task)
+            X_sample, y_sample = (np.asarray(a) for a in (X[:args.sample], y[:args.sample]))
+            small = make().fit(X_sample) if task == "scaler" else make().fit(X_sample, y_sample)
+            if task == "scaler":  # the score of a scaler: max |mean error| + |std error|
+                score = f"{np.max(np.abs(model.mean_)) + np.max(np.abs(model.scale_ - 1)):.2e}"
+                small_score = (f"{np.max(np.abs(small.mean_)) + np.max(np.abs(small.scale_ - 1)):.2e}")
+            else:
+                score = f"{_score(model, X_test, y_test, task):.4f}"
+                small_score = f"{_score(small, X_test, y_test, task):.4f}"
+            peer = _peer(peer_spec)
+            peer_cells = ["-", "-", "-"]
+            if peer is not None:
+                _, peer_seconds, peer_peak = _fit_on_cluster(
+                    client, lambda: peer, X, y, task)
+                if task == "scaler":
+                    peer_score = (f"{np.max(np.abs(np.asarray(peer.mean_))) + np.max(np.abs(np.asarray(peer.scale_) - 1)):.2e}")
+                else:
+                    peer_score = f"{_score(peer, X_test, y_test, task):.4f}"
+                peer_cells = [f"{peer_seconds:.1f}", f"{peer_peak / 1e6:.0f}", peer_score]
+            print(f"| {name} | {seconds:.1f} | {peak / 1e6:.0f} | {score} | {small_score} | "
+                  + " | ".join(peer_cells) + " |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
