@@ -16,7 +16,14 @@ wrote into ``docs/benchmarks.md``, one panel per model family:
 * naive Bayes: ``DPGaussianNB`` against diffprivlib's ``GaussianNB``
   (``benchmarks/bench_models.py``);
 * linear regression (hours per week): ``DPLinearRegression`` against
-  diffprivlib's ``LinearRegression`` (``benchmarks/bench_linear_regression.py``).
+  diffprivlib's ``LinearRegression`` (``benchmarks/bench_linear_regression.py``);
+* PCA: the variance of the training rows that ``DPPCA``'s top 5 components
+  capture, as a ratio to scikit-learn's ``PCA``, against diffprivlib's ``PCA``
+  (``benchmarks/bench_decomposition.py``; measured at ε = 0.1 and 1 only);
+* k-means: the test inertia of ``DPKMeans``'s centres as a ratio to
+  scikit-learn's ``KMeans`` (lower is better; ``benchmarks/bench_kmeans.py``),
+  and at ε = 1 and k = 5 against diffprivlib's ``KMeans``
+  (``benchmarks/bench_decomposition.py``).
 
 The peers (diffprivlib, DP-EBM) run in their own environments and cannot be
 installed where this documentation is built, so every curve here, skdp's
@@ -92,17 +99,30 @@ def curves_by_column(header, rows, names):
     curves = {}
     for short, full in names.items():
         k = header.index(full)
-        points = [(epsilon_of(row[0]), mean_std(row[k])) for row in rows]
+        points = sorted((epsilon_of(row[0]), mean_std(row[k])) for row in rows)
         curves[short] = [(eps, *value) for eps, value in points if value and eps != float("inf")]
     return curves
 
 
+def adult_rows(table, column=0, k=None):
+    """The table's rows of the Adult data (column ``column``), with ``k`` clusters if given."""
+    header, rows = table
+    k_column = header.index("k") if k is not None else None
+    return header, [row for row in rows
+                    if row[column] == "adult" and (k is None or row[k_column] == k)]
+
+
 def read_results(text):
-    """The four families' curves and reference lines from the benchmarks page's text."""
+    """Each family's curves and reference lines, from the benchmarks page's text."""
     adult = text[text.index("## Adult accuracy"):]
     trees = text[text.index("## Trees and boosting"):]
     models = text[text.index("## DP models"):]
     regression = models[models.index("bench_linear_regression.py"):]
+    pca = text[text.index("## PCA and k-means"):]
+    kmeans = text[text.index("## DPKMeans"):]
+    header, rows = adult_rows(table_after(pca, "| data | rows x cols | k | DPKMeans |"))
+    kmeans_k5 = {name: mean_std(rows[0][header.index(column)])
+                 for name, column in [("skdp DPKMeans", "DPKMeans"), ("diffprivlib KMeans", "diffprivlib")]}
     return [
         {"title": "Linear classifiers", "ylabel": "test accuracy",
          "curves": curves_by_row(*table_after(adult, "| model |"), {
@@ -135,6 +155,18 @@ def read_results(text):
          "sklearn": ("LinearRegression", number_after(
              regression, r"Non-private `LinearRegression`: R² =")),
          "majority": None},
+        {"title": "PCA (5 components)", "ylabel": "variance captured / scikit-learn's",
+         "curves": curves_by_column(*adult_rows(table_after(pca, "| ε | table |"), column=1), {
+             "skdp DPPCA": "DPPCA",
+             "diffprivlib PCA": "diffprivlib (corrected sampler)"}),
+         "sklearn": ("PCA", 1.0), "majority": None},
+        {"title": "k-means", "ylabel": "test inertia / scikit-learn's (lower is better)",
+         "curves": {**{f"skdp DPKMeans, k = {k}": curves_by_row(
+                        *adult_rows(table_after(kmeans, "| data | rows x cols | k | ε="), k=k),
+                        {"skdp": "adult"})["skdp"] for k in ("3", "8")},
+                    **{f"{name}, k = 5": [(number_after(pca, r"\(5 seeds, ε ="), *value)]
+                       for name, value in kmeans_k5.items()}},
+         "sklearn": ("KMeans", 1.0), "majority": None},
     ]
 
 
@@ -149,7 +181,7 @@ def main(path=None, benchmarks=None):
     if benchmarks is None:
         benchmarks = Path(sys.argv[0]).resolve().parents[1] / "docs" / "benchmarks.md"
     families = read_results(Path(benchmarks).read_text(encoding="utf-8"))
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5))
     for ax, family in zip(axes.flat, families):
         low = family["sklearn"][1] if family["majority"] is None else family["majority"]
         for name, points in family["curves"].items():
@@ -171,9 +203,7 @@ def main(path=None, benchmarks=None):
         low, high = ax.get_ylim()
         ax.set_ylim(low, high + 0.5 * (high - low))  # room for the legend above the curves
         ax.legend(fontsize=7, loc="upper left")
-    if families[3]["majority"] is None:
-        axes.flat[3].set_ylim(bottom=-0.15)
-    fig.suptitle("Recorded by the benchmarks (docs/benchmarks.md): mean ± std over 5 seeds")
+    fig.suptitle("Recorded by the benchmarks (docs/benchmarks.md): mean over 5 seeds, ± std where recorded")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=100)
