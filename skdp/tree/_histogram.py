@@ -210,10 +210,15 @@ class DenseBins:
         """
         b = self.n_bins
         cells = n_classes * n_nodes * b
-        base = (label * n_nodes + node) * b  # (class, node) of each row
-        index = np.empty_like(base)
-        hist = np.empty((len(features), cells))
-        for i, j in enumerate(features):
-            np.add(base, self.columns[:, j], out=index)
-            hist[i] = np.bincount(index, minlength=cells)
-        return hist.reshape(-1, n_classes, n_nodes, b).transpose(1, 2, 0, 3)
+        hist = np.zeros((len(features), cells), dtype=np.int64)
+        rows = max(1, CHUNK_ROWS)
+        index = np.empty(min(rows, self.n_rows), dtype=np.intp)
+        for start in range(0, self.n_rows, rows):  # blocks of rows: their index in the cache
+            stop = min(start + rows, self.n_rows)
+            base = (label[start:stop] * n_nodes + node[start:stop]) * b  # (class, node)
+            idx = index[:stop - start]
+            for i, j in enumerate(features):
+                np.add(base, self.columns[start:stop, j], out=idx)
+                hist[i] += np.bincount(idx, minlength=cells)  # integers: any order
+        hist = hist.reshape(-1, n_classes, n_nodes, b).transpose(1, 2, 0, 3)
+        return hist.astype(np.float64)
