@@ -86,9 +86,13 @@ def test_histograms_add_each_bin_in_row_order_and_the_common_bin_is_the_rest(see
     assert _same_bits(hist, expected) and _same_bits(totals, total)
 
 
+@pytest.mark.parametrize("chunk_rows", [None, 7])
 @pytest.mark.parametrize("seed", range(0, 300, 3))
-def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(seed):
+def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(monkeypatch, seed,
+                                                                         chunk_rows):
     """counts() equals the weighted histograms of each class's one-hot column, bit for bit."""
+    if chunk_rows is not None:  # the dense counts by blocks of rows
+        monkeypatch.setattr(_histogram, "CHUNK_ROWS", chunk_rows)
     binned, n_bins, node, n_nodes, _ = _random_case(seed)
     rng = np.random.default_rng(seed)
     k = int(rng.integers(1, 4))
