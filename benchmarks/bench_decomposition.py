@@ -41,9 +41,9 @@ subprocess inherits them) and fits inside ``threadpoolctl.threadpool_limits(thre
 ``DPPCA(data_norm=15)`` (private bounds), ε = 1, at 3·10^5 x 50 and 10^6 x 50
 (``--speed-shapes``; Gaussian rows with standard deviations from 0.5 to 3 over the columns),
 rounds interleaved (benchmarks/_speed.py), with one thread and with ``--threads``, and the
-peak memory of one fit::
+peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV::
 
-    python benchmarks/bench_decomposition.py --speed --threads 2
+    python benchmarks/bench_decomposition.py --speed --threads 2 --baseline 8a652f7
 """
 
 import argparse
@@ -289,6 +289,7 @@ def main(argv=None):
                         help="time DPPCA against scikit-learn's PCA instead")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
+    parser.add_argument("--baseline", metavar="REV", help="with --speed: also DPPCA of REV")
     args = parser.parse_args(argv)
     if args.speed:
         return speed(args)
@@ -327,6 +328,21 @@ def run(args, seeds):
         bench_kmeans_on(name, X, args.clusters, args.epsilon, (0.0, 1.0), seeds, args.max_iter)
 
 
+def baseline_class(rev):
+    """DPPCA as it was at commit ``rev`` (its module from git, imports made absolute)."""
+    import re
+    import subprocess
+    import types
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = subprocess.run(["git", "show", f"{rev}:skdp/decomposition/_pca.py"], cwd=root,
+                            check=True, capture_output=True, text=True).stdout
+    module = types.ModuleType(f"_pca_at_{rev}")
+    exec(compile(re.sub(r"from \.\.", "from skdp.", source), module.__name__, "exec"),
+         module.__dict__)
+    return module.DPPCA
+
+
 def speed(args):
     """Seconds of a fit against scikit-learn's PCA (default solver), side by side."""
     def make(n, d):
@@ -339,6 +355,10 @@ def speed(args):
                                                       random_state=0).fit(X),
             "DPPCA(data_norm)": lambda: DPPCA(data_norm=15.0, random_state=0).fit(X),
         }
+        if args.baseline:
+            Old = baseline_class(args.baseline)
+            contenders[f"DPPCA@{args.baseline}(bounds)"] = lambda: Old(
+                bounds=(-12.0, 12.0), random_state=0).fit(X)
         return X, contenders
 
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")]

@@ -42,9 +42,10 @@ same k starting centres (rows drawn by a fixed seed) for scikit-learn's
 ``DPKMeans(k, init=centres, max_iter=steps, bounds, epsilon=1)``; also
 ``DPKMeans(k, max_iter=steps, bounds)`` (its private tree seeding, then the steps). Rounds
 interleaved (benchmarks/_speed.py), with one thread and with ``--threads`` (BLAS and
-OpenMP), and the peak memory of one fit::
+OpenMP), and the peak memory of one fit; ``--baseline REV`` adds the DPKMeans of commit REV
+with the same centres::
 
-    python benchmarks/bench_kmeans.py --speed --threads 2
+    python benchmarks/bench_kmeans.py --speed --threads 2 --baseline 8a652f7
 """
 
 import argparse
@@ -269,6 +270,10 @@ def speed(args, k=8):
             "DPKMeans(private init)": lambda: DPKMeans(
                 k, max_iter=steps, bounds=bounds, random_state=0).fit(X),
         }
+        if args.baseline:
+            Old = baseline_class(args.baseline)
+            contenders[f"DPKMeans@{args.baseline}(init=centres)"] = lambda: Old(
+                k, init=init, max_iter=steps, bounds=bounds, random_state=0).fit(X)
         assert km.fit(X).n_iter_ == steps, "scikit-learn converged before the last step"
         return X, contenders
 

@@ -58,11 +58,21 @@ def clip_block(block, lower, upper, out):
     return np.minimum(out, upper, out=out)
 
 
+_CONTROLLER = []  # threadpoolctl's controller of the loaded libraries, made at the first pass
+
+
+def _controller():
+    if not _CONTROLLER:  # finding the libraries reads the process's maps (ms): once
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
 def n_threads():
     """The threads a pass may use: BLAS's (threadpoolctl's limits or the environment), ≤ CPUs."""
-    from threadpoolctl import threadpool_info
-
-    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    blas = _controller().select(user_api="blas").lib_controllers
+    counts = [lib.num_threads for lib in blas]  # asked of each library now
     return max(1, min(min(counts, default=1), os.cpu_count() or 1))
 
 
@@ -75,13 +85,12 @@ def map_blocks(func, n_rows, n_cols, threads=None):
     held to one thread (numpy releases the GIL in its loops and products).
     """
     blocks = list(row_blocks(n_rows, n_cols))
-    threads = n_threads() if threads is None else threads
-    threads = min(threads, len(blocks))
+    if len(blocks) < 2:
+        return func(blocks)
+    threads = min(n_threads() if threads is None else threads, len(blocks))
     if threads <= 1:
         return func(blocks)
-    from threadpoolctl import threadpool_limits
-
     runs = [list(run) for run in np.array_split(np.array(blocks, dtype=object), threads)]
-    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+    with _controller().limit(limits=1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(func, runs))
     return [result for part in parts for result in part]
