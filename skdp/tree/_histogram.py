@@ -69,17 +69,16 @@ def make_bins(binned, n_bins):
     return DenseBins(columns, n_bins, common=common)
 
 
-def _fill_common(hist, common, node, n_nodes, weights):
-    """Give each node's most common bin its total less the other bins; returns the totals.
+def _fill_common(hist, common, totals):
+    """Give each node's most common bin its total less the other bins.
 
-    ``hist`` (n_nodes, d, b) holds 0.0 in the common bins. The same
-    arithmetic for both layouts: the totals by ``np.bincount`` (row order),
-    the other bins' sum by ``ndarray.sum`` over the last axis.
+    ``hist`` (n_nodes, d, b) holds 0.0 in the common bins; ``totals`` are the
+    nodes' sums in row order (as ``np.bincount(node, weights)``). The same
+    arithmetic for both layouts: the other bins' sum by ``ndarray.sum`` over
+    the last axis.
     """
-    totals = np.bincount(node, weights=weights, minlength=n_nodes)
     rest = totals[:, None] - hist.sum(axis=2)
     hist[:, np.arange(hist.shape[1]), common] += rest
-    return totals
 
 
 class SparseBins:
@@ -112,7 +111,8 @@ class SparseBins:
         # np.nonzero lists the entries row by row: each bin adds its rows in increasing order.
         hist = np.bincount(flat, weights=weights[self.rows], minlength=n_nodes * d * b)
         hist = hist.astype(np.float64, copy=False).reshape(n_nodes, d, b)
-        totals = _fill_common(hist, self.common, node, n_nodes, weights)
+        totals = np.bincount(node, weights=weights, minlength=n_nodes)
+        _fill_common(hist, self.common, totals)
         return hist, totals
 
     def counts(self, node, n_nodes, label, n_classes, features):
@@ -179,15 +179,24 @@ class DenseBins:
         # cache. Each np.bincount starts from the block's earlier sums, given as its first
         # n_cells entries: 0.0 + s is s exactly (a sum that starts at +0.0 is never −0.0),
         # then the block's rows follow in order, so every sum adds its rows one at a time
-        # in increasing row order, as one np.bincount over all the rows would.
+        # in increasing row order, as one np.bincount over all the rows would. The nodes'
+        # totals are summed the same way, from the block's weights while they are cached.
         index = np.empty(n_cells + min(rows, self.n_rows), dtype=np.intp)
         index[:n_cells] = np.arange(n_cells)
         values = np.empty(index.size)
+        totals = np.zeros(n_nodes)
+        by_node = np.zeros(n_nodes + min(rows, self.n_rows), dtype=np.intp)
+        by_node[:n_nodes] = np.arange(n_nodes)
         for start in range(0, self.n_rows, rows):
             stop = min(start + rows, self.n_rows)
             m = n_cells + stop - start
             idx, val = index[:m], values[:m]
             val[n_cells:] = weights[start:stop]
+            val[n_cells - n_nodes:n_cells] = totals  # n_nodes <= n_cells
+            if n_nodes > 1:  # with one node, every row's is 0
+                by_node[n_nodes:n_nodes + stop - start] = node[start:stop]
+            totals = np.bincount(by_node[:n_nodes + stop - start],
+                                 weights=val[n_cells - n_nodes:], minlength=n_nodes)
             base = None if n_nodes == 1 else node[start:stop] * b
             for j in range(d):
                 col = self.columns[start:stop, j]
@@ -199,7 +208,7 @@ class DenseBins:
                 sums[j] = np.bincount(idx, weights=val, minlength=n_cells)
         hist = np.ascontiguousarray(sums.reshape(d, n_nodes, b).transpose(1, 0, 2))
         hist[:, np.arange(d), self.common] = 0.0
-        totals = _fill_common(hist, self.common, node, n_nodes, weights)
+        _fill_common(hist, self.common, totals)
         return hist, totals
 
     def counts(self, node, n_nodes, label, n_classes, features):
