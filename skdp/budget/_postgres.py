@@ -14,8 +14,9 @@ row, which holds the running total, so concurrent charges from any number of
 processes and machines queue on it; the handle composes, compares with the
 cap, and inserts the charge and the new total, or rolls back. The commit
 is asynchronous, so the row is free for the next charge at once, and is
-followed by a wait until the server's log is on disk up to it (:func:`_flush`):
-a charge is on disk before ``charge`` returns. A row trigger
+followed, in the same round trip, by a wait until the server's log is on disk
+up to it (:func:`_commit`): a charge is on disk before ``charge`` returns. A
+row trigger
 drops a budget's total whenever its charges are inserted, changed or deleted
 (skdp writes the new total after its own insert), and a total whose last id
 is not the budget's largest charge id is ignored: as in the SQLite ledger, a
@@ -430,27 +431,35 @@ class PostgresLedger:
         try:
             _commit(conn, tx.writes)
         except psycopg.Error as exc:
-            if not (conn.broken or conn.closed):  # refused by the server: nothing was committed
+            lost = conn.broken or conn.closed
+            if not lost and (tx.inserted is None or
+                             conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE):
+                # refused before its COMMIT (the rest of the message is skipped): nothing
+                # was committed
                 _rollback(conn)
                 raise self._unusable(exc) from exc
-            _drop(conn)
+            if lost:
+                _drop(conn)
             if tx.inserted is None:
                 raise self._lost(exc, "nothing was written") from exc
-            if not self._was_recorded(tx.inserted):
-                raise self._lost(exc, "the charge is not in the ledger, so nothing was "
-                                      "recorded") from exc
-            return  # found, and put on disk by the transaction that found it
-        if tx.writes:
+            # The commit got no answer (lost), or it was reached and it or the flush after
+            # it failed: the charge stands if it is in the ledger, put on disk by the lookup.
             try:
-                _flush(conn)
-            except psycopg.Error as exc:
-                if conn.broken or conn.closed:
-                    _drop(conn)
+                recorded = self._was_recorded(tx.inserted)
+            except LedgerConnectionError:
+                if lost:
+                    raise
                 raise LedgerConnectionError(
-                    f"The PostgreSQL ledger at {self.where!r} recorded the charge but did not "
-                    f"confirm that it is on disk ({' '.join(str(exc).split())}). The fit that "
-                    "asked for it did not run; the charge counts, unused, if the server kept it."
+                    f"The PostgreSQL ledger at {self.where!r} may have recorded the charge but "
+                    f"did not confirm that it is on disk ({' '.join(str(exc).split())}). The "
+                    "fit that asked for it did not run; see budget.ledger (a recorded charge "
+                    "counts, unused)."
                 ) from exc
+            if not recorded:
+                if lost:
+                    raise self._lost(exc, "the charge is not in the ledger, so nothing was "
+                                          "recorded") from exc
+                raise self._unusable(exc) from exc
 
     def _was_recorded(self, inserted):
         """Whether a charge whose commit got no answer is in the ledger (looked up anew)."""
@@ -519,16 +528,23 @@ def _statement_ids(template, budget_id, seen_id):
 
 
 def _commit(conn, writes):
-    """The transaction's writes and COMMIT, in one round trip.
+    """The transaction's writes and COMMIT, in one round trip; a write then waits for the disk.
 
-    A transaction that writes commits asynchronously: the server answers,
-    and releases the budget's row to the next charge, before its commit
-    record is on disk; :func:`_flush` then waits for it, without the lock.
+    A transaction that writes commits asynchronously: the server releases
+    the budget's row to the next charge at its COMMIT, before the commit
+    record is on disk, and the statement after it in the same message
+    (:data:`_FLUSH`, its own transaction) waits until it is. The server
+    answers once both have run, so a charge is on disk before ``charge``
+    returns, as with a synchronous commit, while concurrent charges need not
+    wait for each other's flush (and concurrent flushes are shared).
     """
     from psycopg import sql
 
-    head = [sql.SQL("SET LOCAL synchronous_commit = off")] if writes else []
-    conn.execute(sql.SQL("; ").join([*head, *writes, sql.SQL("COMMIT")]))
+    if not writes:
+        conn.execute("COMMIT")
+        return
+    conn.execute(sql.SQL("; ").join([sql.SQL("SET LOCAL synchronous_commit = off"), *writes,
+                                     sql.SQL("COMMIT"), sql.SQL(_FLUSH)]))
 
 
 # A transaction that writes to the log waits at its commit, with the server's
@@ -542,16 +558,6 @@ def _commit(conn, writes):
 # transaction that only takes an id, such as SELECT txid_current(), writes
 # nothing but its commit record and so does not wait (measured).
 _FLUSH = "SELECT pg_logical_emit_message(true, 'skdp', 'charge on disk')"
-
-
-def _flush(conn):
-    """Wait until every transaction this connection committed is on disk (one round trip).
-
-    So a charge is on disk before ``charge`` returns, as with a synchronous
-    commit, while the next charge already holds the budget's row; concurrent
-    waits share the server's log flushes.
-    """
-    conn.execute(_FLUSH)
 
 
 def _rollback(conn):

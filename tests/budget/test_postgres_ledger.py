@@ -339,48 +339,50 @@ def test_a_commit_without_an_answer_is_looked_up(url, monkeypatch):
     assert charge.id == 1 and len(budget) == 1 and budget.spent() == (0.5, 0.0)
 
 
-def test_a_charge_is_on_disk_when_it_returns_and_its_row_is_free_before(server, url, monkeypatch):
-    # The commit is asynchronous (the row is released at once) and _flush waits
-    # for the log to be on disk up to it before charge() returns.
+def test_a_charge_commits_asynchronously_then_waits_for_the_disk_in_one_round_trip(
+        server, url, monkeypatch):
     budget = PrivacyBudget(10.0, 0.0, ledger=url)
+    sent = []
+
+    class Recording:  # the connection, with the messages it sends recorded
+        def __init__(self, conn):
+            self.conn = conn
+
+        def execute(self, query):
+            sent.append(query if isinstance(query, str) else query.as_string(self.conn))
+            return self.conn.execute(query)
+
+    original = _postgres._commit
+    monkeypatch.setattr(_postgres, "_commit",
+                        lambda conn, writes: original(Recording(conn), writes))
     budget.charge(pure_dp_rdp(1.0))
-    budget_id = _budget_row(server, url)[0]
-    seen = []
-    original = _postgres._flush
-
-    def flush(conn):
-        with psycopg.connect(server.get_uri(), autocommit=True) as other:
-            other.execute("BEGIN")  # the next charge can lock the row already
-            other.execute("SELECT 1 FROM skdp_budgets WHERE id = %s FOR UPDATE NOWAIT",
-                          (budget_id,))
-            other.execute("ROLLBACK")  # (its commit would flush the log itself)
-            seen.append(other.execute("SELECT count(*) FROM skdp_charges WHERE budget_id = %s",
-                                      (budget_id,)).fetchone()[0])
-            committed = other.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
-        original(conn)
-        seen.append(_sql(server, "SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn",
-                         (str(committed),))[0][0])
-
-    monkeypatch.setattr(_postgres, "_flush", flush)
-    budget.charge(pure_dp_rdp(1.0))
-    assert seen == [2, True]
+    monkeypatch.undo()
+    assert len(sent) == 1  # the writes, the COMMIT and the wait: one message
+    statements = [part.strip() for part in sent[0].split("; ")]
+    assert statements[0] == "SET LOCAL synchronous_commit = off"  # the row is free at COMMIT
+    assert statements[-2:] == ["COMMIT", _postgres._FLUSH]  # then the wait, outside the lock
 
 
-def test_a_flush_without_an_answer_fails_the_charge_which_stays_recorded(server, url, monkeypatch):
+def test_the_flush_waits_until_an_asynchronous_commit_is_on_disk(server):
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS flush_test (x int)")
+        conn.execute("BEGIN; SET LOCAL synchronous_commit = off; "
+                     "INSERT INTO flush_test VALUES (1); COMMIT")
+        committed = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+        conn.execute(_postgres._FLUSH)
+        assert conn.execute("SELECT pg_current_wal_flush_lsn() >= %s::pg_lsn",
+                            (str(committed),)).fetchone()[0]
+
+
+def test_a_failed_flush_fails_the_charge_which_stays_recorded(server, url, monkeypatch):
     budget = PrivacyBudget(10.0, 0.0, ledger=url)
-    original = _postgres._flush
-
-    def killed_before_the_flush(conn):
-        _kill(conn)
-        original(conn)
-
-    monkeypatch.setattr(_postgres, "_flush", killed_before_the_flush)
-    with pytest.raises(LedgerConnectionError, match="recorded the charge but did not confirm "
-                                                    "that it is on disk.*did not run"):
+    monkeypatch.setattr(_postgres, "_FLUSH", "SELECT 1 / 0")  # fails after the COMMIT
+    with pytest.raises(LedgerConnectionError, match="may have recorded the charge but did not "
+                                                    "confirm that it is on disk.*did not run"):
         budget.charge(pure_dp_rdp(1.0))
     monkeypatch.undo()
     assert len(budget) == 1 and budget.spent() == (1.0, 0.0)  # it counts, unused
-    assert budget.charge(pure_dp_rdp(1.0)).id == 2  # a new connection
+    assert budget.charge(pure_dp_rdp(1.0)).id == 2
 
 
 # -- a dask cluster ---------------------------------------------------------------
