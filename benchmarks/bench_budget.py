@@ -217,6 +217,8 @@ def targets(args, ledgers):
     """The rows of issue #30's ledger item, as a dict (see the module docstring)."""
     curve = gaussian_rdp(100.0)
     out = {"charge_ms": {}, "per_second": {}, "search_ms": {}}
+    with tempfile.TemporaryDirectory() as folder:  # what one sync of the disk costs now
+        out["charge_ms"]["a 4 kB write and fdatasync of the disk"] = disk_sync_ms(folder, 100)
     for name, ledger in ledgers.items():
         fill_ledger = fill_postgres if name == "PostgreSQL" else fill
         for n in (0, 1000, 10000):
@@ -233,6 +235,18 @@ def targets(args, ledgers):
     for name, ms in charged.items():
         out["search_ms"][f"with a budget on {name}"] = ms
     return out
+
+
+def disk_sync_ms(folder, repeat):
+    """Median time (ms) of writing 4 kB into a file of ``folder`` and syncing it."""
+    fd = os.open(os.path.join(folder, "sync-test"), os.O_RDWR | os.O_CREAT)
+    sync = getattr(os, "fdatasync", os.fsync)
+    try:
+        count = iter(range(repeat))
+        return median_ms(lambda: (os.pwrite(fd, b"x" * 4096, 4096 * (next(count) % 16)),
+                                  sync(fd)), repeat)
+    finally:
+        os.close(fd)
 
 
 def compare_trees(args):
