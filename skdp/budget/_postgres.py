@@ -16,10 +16,9 @@ cap, and inserts the charge and the new total, or rolls back. The commit
 is asynchronous, so the row is free for the next charge at once, and is
 followed, in the same round trip, by a wait until the server's log is on disk
 up to it (:func:`_commit`): a charge is on disk before ``charge`` returns. A
-row trigger
-drops a budget's total whenever its charges are inserted, changed or deleted
-(skdp writes the new total after its own insert), and a total whose last id
-is not the budget's largest charge id is ignored: as in the SQLite ledger, a
+row trigger drops a budget's total whenever its charges are inserted, changed
+or deleted (skdp writes the new total after its own insert), and a total whose
+last id is not the budget's largest charge id is ignored: as in the SQLite ledger, a
 missing or stale total is recomposed from the charges in the same
 transaction. The tables, function and trigger are created on first use,
 under an advisory lock so that processes starting at once do not collide.
@@ -462,7 +461,10 @@ class PostgresLedger:
                 raise self._unusable(exc) from exc
 
     def _was_recorded(self, inserted):
-        """Whether a charge whose commit got no answer is in the ledger (looked up anew)."""
+        """Whether a charge whose commit failed or got no answer is in the ledger.
+
+        Looked up anew; a charge found is put on disk by the lookup's commit.
+        """
         charge_id, when, pid = inserted
         try:
             with self._plain_transaction() as conn:
