@@ -15,7 +15,7 @@ charged once, with the same curve.
 import numpy as np
 import pytest
 
-from skdp import PrivacyBudget
+from skdp import PrivacyBudget, stats
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
@@ -170,6 +170,20 @@ def test_logistic_regression_equals_the_in_memory_fit(client, params):
     np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
+@pytest.mark.parametrize("delta", [1e-5, 0.0])
+def test_stats_sums_equal_the_in_memory_release(client, name, delta):
+    X, _ = _data()
+    for a, lazy, axis in [(X, _lazy(X, "array"), 0), (X[:, 1], da.from_array(X[:, 1], 700), None)]:
+        budgets = PrivacyBudget(5.0, 1e-5), PrivacyBudget(5.0, 1e-5)
+        ref, got = (getattr(stats, name)(data, epsilon=1.0, delta=delta, bounds=(-10, 30),
+                                         axis=axis, budget=budget, random_state=4)
+                    for data, budget in zip((a, lazy), budgets))
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=0)
+        assert len(budgets[0]) == len(budgets[1]) == 1
+        assert budgets[0].spent() == budgets[1].spent()
+
+
 def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(client):
     X, _ = _data(n=300)
     X[7, 2] = np.nan
@@ -188,6 +202,13 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
     with pytest.raises(ValueError, match="secure=True is not available on dask input"):
         DPStandardScaler(budget=budget, secure=True).fit(da.from_array(X[:, :2], chunks=50))
     Xd = da.from_array(X[:, :2], chunks=50)
+    with pytest.raises(ValueError, match="only sum, mean, var and std read dask arrays"):
+        stats.median(Xd, epsilon=1.0, bounds=(0, 1), budget=budget)
+    with pytest.raises(ValueError, match="secure=True is not available on dask input"):
+        stats.mean(Xd, epsilon=1.0, bounds=(0, 1), axis=0, secure=True, budget=budget)
+    with pytest.raises(ValueError, match="a contains NaN or infinity"):
+        stats.mean(da.from_array(X, chunks=50), epsilon=1.0, bounds=(0, 1), axis=0,
+                   budget=budget)
     with pytest.raises(ValueError, match="labels not in classes"):
         DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

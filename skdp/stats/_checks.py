@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _config
 from ..utils import check_bounds, check_budget, check_delta, check_epsilon, check_generator
+from ..utils._rows import finite_block, is_lazy, refuse_lazy
 
 __all__ = []  # internal
 
@@ -31,13 +32,22 @@ def _check_common(epsilon, delta, budget, random_state, secure):
     return epsilon, delta, rng, bool(secure)
 
 
-def _check_data(a, *, name="a", return_range=False):
+def _check_data(a, *, name="a", return_range=False, lazy=False):
     """``a`` as a float array with at least one dimension and only finite values.
 
     With ``return_range`` also returns the ``(min, max)`` of
     :func:`_finite_range`, the reductions that proved finiteness, kept so
-    that a float release can skip clipping when nothing needs it.
+    that a float release can skip clipping when nothing needs it. A dask
+    array is accepted by the functions that pass ``lazy=True`` (their
+    releases are passes of sums over rows, :mod:`skdp.utils._rows`), and
+    refused by the others before any charge.
     """
+    if is_lazy(a):
+        if not lazy:
+            raise refuse_lazy("This function of skdp.stats (only sum, mean, var and std read "
+                              "dask arrays)")
+        arr = _check_lazy_data(a, name)
+        return (arr, None) if return_range else arr
     _refuse_complex(a, name)
     try:
         arr = np.atleast_1d(np.asarray(a, dtype=float))
@@ -45,6 +55,46 @@ def _check_data(a, *, name="a", return_range=False):
         raise ValueError(f"{name} must be numeric; could not convert it to floats.") from None
     value_range = _finite_range(arr, name=name)
     return (arr, value_range) if return_range else arr
+
+
+def _check_lazy_data(a, name):
+    """A dask array ``a`` as :func:`_check_data` takes an in-memory one, in one pass over it.
+
+    The same checks and errors, before the charge: numeric, then finite (one
+    pass that reads whether every value is). Returns a float64 dask array of
+    one chunk along every axis but the rows, whose blocks are made finite
+    (see :mod:`skdp.utils._rows` for why).
+    """
+    import dask.array as da
+
+    if not isinstance(a, da.Array):
+        raise TypeError(f"{name} must be a dask array; got {type(a).__name__}.")
+    if a.dtype.kind == "c":
+        raise ValueError(f"{name} must be real numbers; it holds complex numbers.")
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric; could not convert it to floats.")
+    arr = da.atleast_1d(a.astype(np.float64))
+    if any(np.isnan(c) for chunks in arr.chunks for c in chunks):
+        arr = arr.compute_chunk_sizes()
+    arr = arr.rechunk({axis: -1 for axis in range(1, arr.ndim)})
+    if arr.size and not bool(da.isfinite(arr).all().compute()):
+        raise ValueError(
+            f"{name} contains NaN or infinity. skdp.stats needs finite values: "
+            "drop or impute missing values first (for example with skdp.impute)."
+        )
+    return arr.map_blocks(finite_block, dtype=np.float64)
+
+
+def _check_lazy_release(arr, axis, epsilon, secure):
+    """Refuse, before the charge, what a release on a dask array cannot do yet."""
+    if not is_lazy(arr):
+        return
+    if secure:
+        raise refuse_lazy("secure=True")
+    if epsilon == math.inf:
+        raise refuse_lazy("epsilon=inf")
+    if axis is None and math.prod(arr.shape[1:]) > 1:
+        raise refuse_lazy("axis=None over several columns")
 
 
 def _refuse_complex(a, name):

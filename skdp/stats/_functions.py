@@ -68,6 +68,7 @@ from ._checks import (
     _check_common,
     _check_data,
     _check_ddof,
+    _check_lazy_release,
     _check_nan_data,
     _check_quantiles,
     _check_stat_bounds,
@@ -207,8 +208,9 @@ def sum(
     5000
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, value_range = _check_data(a, return_range=True)
+    arr, value_range = _check_data(a, return_range=True, lazy=True)
     n_outputs, _ = _check_axis(arr, axis)
+    _check_lazy_release(arr, axis, epsilon, secure)
     bounds = _check_stat_bounds(bounds, arr, axis)
     curve = _sum_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "sum", epsilon, delta, n_outputs, secure)
@@ -264,8 +266,9 @@ def mean(
     (2,)
     """
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
-    arr, value_range = _check_data(a, return_range=True)
+    arr, value_range = _check_data(a, return_range=True, lazy=True)
     n_outputs, _ = _check_axis(arr, axis)
+    _check_lazy_release(arr, axis, epsilon, secure)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     curve = _mean_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, "mean", epsilon, delta, n_outputs, secure)
@@ -378,8 +381,9 @@ def _variance_statistic(name, release, a, axis, epsilon, bounds, delta, ddof, bu
     """:func:`var` and :func:`std`: one release of the variance (std is its square root)."""
     epsilon, delta, rng, secure = _check_common(epsilon, delta, budget, random_state, secure)
     ddof = _check_ddof(ddof)
-    arr = _check_data(a)
+    arr = _check_data(a, lazy=True)
     n_outputs, _ = _check_axis(arr, axis)
+    _check_lazy_release(arr, axis, epsilon, secure)
     bounds = _check_stat_bounds(bounds, arr, axis, scalar_for_none=True)
     curve = _var_curve(epsilon, delta, n_outputs, secure=secure)
     _charge(budget, curve, name, epsilon, delta, n_outputs, secure)

@@ -72,11 +72,16 @@ def _sum_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=No
     it a float release of one output clips only where needed
     (:func:`_one_total`).
     """
-    arr = np.atleast_1d(np.asarray(a, dtype=float))
+    arr = a if is_lazy(a) else np.atleast_1d(np.asarray(a, dtype=float))
     n_outputs, shape = _check_axis(arr, axis)
     part, _ = _one_total(arr, bounds, axis, value_range, secure=secure, epsilon=epsilon,
                          centre=False)
-    if part is None:
+    if part is None and _one_pass(arr, axis, epsilon, secure):  # in memory or on dask chunks
+        lower, upper = _column_bounds(bounds, math.prod(arr.shape[1:]))
+        totals = row_sums(partial(_centred_sums, lower=lower, upper=upper,
+                                  centre=np.zeros(lower.size), squares=False), arr)
+        part = (_ColumnSums(totals, arr.shape[0]), lower, upper)
+    elif part is None:
         x, lower, upper = _flatten(arr, bounds, axis)
         if epsilon == math.inf:
             return np.sum(x.reshape(arr.shape), axis=axis)

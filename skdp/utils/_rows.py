@@ -26,7 +26,7 @@ in-memory fit's ``validate_data`` reads, before the charge:
 
 Why no error after the charge depends on a row (issue 27, point 2). After
 the charge, every pass applies to each row a total map that cannot raise:
-values are made finite (:func:`_finite_block`), then clipped by the
+values are made finite (:func:`finite_block`), then clipped by the
 estimator's block function, exactly as in memory. The finiteness pass has
 already refused non-finite input, so on a dask graph that gives the same
 values each time it is computed the map is the identity and the fit equals
@@ -48,7 +48,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_lazy_X", "is_lazy", "lazy_rows", "refuse_lazy", "row_sums", "tree_sum"]
+__all__ = ["check_lazy_X", "finite_block", "is_lazy", "lazy_rows", "refuse_lazy", "row_sums",
+           "tree_sum"]
 
 _FLOAT_MAX = np.finfo(np.float64).max
 
@@ -61,7 +62,7 @@ def is_lazy(X):
 
 def refuse_lazy(what):
     """The ``ValueError`` for an option that dask input does not support yet (before the charge)."""
-    return ValueError(f"{what} is not available on dask input yet; fit on an in-memory array "
+    return ValueError(f"{what} is not available on dask input yet; use an in-memory array "
                       "or leave it unset. Nothing was charged.")
 
 
@@ -84,9 +85,9 @@ def tree_sum(partials, add=_add):
 
 
 def _row_blocks(a):
-    """The delayed row blocks of a dask array of one column chunk (1-D or 2-D)."""
+    """The delayed row blocks of a dask array of one chunk along every axis but the rows."""
     blocks = a.to_delayed()
-    return list(blocks.reshape(-1)) if a.ndim == 1 else list(blocks[:, 0])
+    return list(blocks.reshape(blocks.shape[0], -1)[:, 0])
 
 
 def row_sums(func, *arrays):
@@ -109,7 +110,7 @@ def row_sums(func, *arrays):
     return dask.compute(tree_sum(partials))[0]
 
 
-def _finite_block(block):
+def finite_block(block):
     """``block`` with NaN as 0 and ±inf as ± the largest float (a copy only where one is found).
 
     The identity on finite input; see the module docstring for why it is there.
@@ -171,7 +172,7 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
 
     Returns
     -------
-    X : dask array of float64, one column chunk, finite blocks (:func:`_finite_block`)
+    X : dask array of float64, one column chunk, finite blocks (:func:`finite_block`)
     y : dask array with X's row chunks (float64 for ``y_kind="numeric"``); only when ``y`` is given
     labels : ndarray, the sorted labels of ``y``; only for ``y_kind="labels"``
     """
@@ -233,11 +234,11 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     if "y" in found:
         _refuse_non_finite(estimator, np.atleast_1d(found["y"][0]),
                            np.atleast_1d(found["y"][1]), None, name="y")
-    X = X.map_blocks(_finite_block, dtype=np.float64)
+    X = X.map_blocks(finite_block, dtype=np.float64)
     if y is None:
         return X
     if y.dtype.kind == "f":
-        y = y.map_blocks(_finite_block, dtype=y.dtype)
+        y = y.map_blocks(finite_block, dtype=y.dtype)
     return (X, y, np.asarray(found["labels"])) if y_kind == "labels" else (X, y)
 
 

@@ -78,10 +78,13 @@ def test_fast_path_releases_what_the_general_path_releases(n, rest, axis, outlie
 
 @pytest.mark.parametrize("secure", [False, True])
 def test_general_path_without_a_one_output_release(secure, monkeypatch):
-    # per-column bounds, several outputs or secure: the clipped copy is used
+    # per-column bounds, several outputs or secure: the clipped copy is used (the whole
+    # array's, or each block's in a pass of sums over the rows)
     calls = []
-    real = _noise._flatten
+    real, real_blocks = _noise._flatten, _sums._centred_sums
     monkeypatch.setattr(_sums, "_flatten", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(_sums, "_centred_sums",
+                        lambda *a, **k: calls.append(1) or real_blocks(*a, **k))
     x = _data(50, (2,), True)
     stats.sum(x, axis=0, epsilon=1.0, bounds=(0, 1), random_state=0, secure=secure)
     stats.mean(x[:, 0], epsilon=1.0, bounds=(0, 1), random_state=0, secure=secure)
