@@ -207,6 +207,17 @@ def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
         np.testing.assert_allclose(est.cluster_centers_, ref.cluster_centers_, rtol=1e-10)
 
 
+def test_fit_does_not_depend_on_the_number_of_threads(monkeypatch):
+    # The blocks' sums are added in block order whatever thread summed them: the same bits.
+    X = _data(1000)
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 2 * 100)
+    fits = []
+    for threads in (1, 3):
+        monkeypatch.setattr(_blocks, "n_threads", lambda threads=threads: threads)
+        fits.append(DPKMeans(3, bounds=B, random_state=0).fit(X).cluster_centers_)
+    assert np.array_equal(fits[0], fits[1])
+
+
 def test_fit_makes_no_copy_of_X():
     import tracemalloc
 

@@ -348,6 +348,18 @@ def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
                                        atol=1e-12)
 
 
+def test_fit_does_not_depend_on_the_number_of_threads(monkeypatch):
+    # The blocks' sums are added in block order whatever thread summed them: the same bits.
+    X = _data(3000)
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 100)
+    fits = []
+    for threads in (1, 3):
+        monkeypatch.setattr(_blocks, "n_threads", lambda threads=threads: threads)
+        fits.append(DPPCA(bounds=B, random_state=0).fit(X))
+    assert np.array_equal(fits[0].components_, fits[1].components_)
+    assert np.array_equal(fits[0].explained_variance_, fits[1].explained_variance_)
+
+
 @pytest.mark.parametrize("kw", [{}, {"data_norm": 20.0}, {"delta": 0.0}])
 def test_fit_makes_no_copy_of_X(kw):
     import tracemalloc
