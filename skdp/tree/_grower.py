@@ -58,20 +58,23 @@ class TreePredictor:
 FEW_NODES = 4
 
 
-def _children(binned, local, n_nodes, feature, table):
+def _children(binned, local, n_nodes, feature, table, out=None):
     """Each row's node on the next level, 2·node + (1 if its bin goes right), from its node.
 
     ``local`` (intp, one per row) is each row's node among the level's
     ``n_nodes``; node i splits on ``feature[i]`` by the bool row ``table[i]``.
     Each row's bin of its node's feature, ``binned[row, feature[local[row]]]``,
-    then one lookup of (node, bin) in the table.
+    then one lookup of (node, bin) in the table. ``out``, when given, is an
+    intp array other than ``local`` that receives the result.
     """
     table = np.asarray(table, dtype=bool)
-    if n_nodes == 1:
-        right = table[0][binned[:, feature[0]]]
-        return right.view(np.uint8).astype(np.intp)
     n, n_bins = local.shape[0], table.shape[1]
-    base = local * n_bins
+    if out is None:
+        out = np.empty(n, dtype=np.intp)
+    if n_nodes == 1:
+        np.copyto(out, table[0][binned[:, feature[0]]])
+        return out
+    base = np.multiply(local, n_bins, out=out)  # then (node, bin) in the table
     if n_nodes <= FEW_NODES:  # each row's bin of its node's feature, node by node
         column = binned[:, feature[0]].copy()
         for i in range(1, n_nodes):
@@ -86,21 +89,30 @@ def _children(binned, local, n_nodes, feature, table):
         where += np.arange(n)
         base += flat[where]
     right = table.ravel()[base]  # (node, bin) → goes right
-    children = np.multiply(local, 2, out=base)  # base is no longer needed
+    children = np.multiply(local, 2, out=out)  # the index is no longer needed
     children += right
     return children
 
 
-def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, report=None):
+def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, report=None,
+              nodes=None):
     """Grow one tree on gradients ``g`` and hessians ``h``; returns (predictor, each row's leaf).
 
     ``report(level)``, when given, is called after each level's splits (1..max_depth).
+    ``nodes``, when given, is two intp arrays of one entry per row that receive
+    the rows' nodes level after level, in turn (a caller growing many trees
+    reuses them: no new array as large as a column per level); the returned
+    leaves are one of them.
     """
     n = binned.shape[0]
     n_inner = 2**max_depth - 1
     feature = np.zeros(n_inner, dtype=np.int64)
     threshold = None
-    local = np.zeros(n, dtype=np.intp)  # each row's node among the level's nodes
+    if nodes is None:
+        nodes = (np.zeros(n, dtype=np.intp), np.empty(n, dtype=np.intp))
+    else:
+        nodes[0][...] = 0
+    local = nodes[0]  # each row's node among the level's nodes
     for level in range(max_depth):
         n_nodes = 2**level
         f, t = splitter.split(bins, local, n_nodes, g, h, rng)
@@ -109,7 +121,7 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, re
             threshold = np.zeros((n_inner,) + t.shape[1:], dtype=t.dtype)
         feature[first:first + n_nodes] = f
         threshold[first:first + n_nodes] = t
-        local = _children(binned, local, n_nodes, f, t)
+        local = _children(binned, local, n_nodes, f, t, out=nodes[(level + 1) % 2])
         if report is not None:
             report(level + 1)
     n_leaves = 2**max_depth

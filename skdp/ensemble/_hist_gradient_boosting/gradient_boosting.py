@@ -128,14 +128,22 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
                                      seen=seen)
         predictors = []
         verbose, start = self._check_verbose(), time.perf_counter()
+        # Arrays of one entry per row, made once and reused by every tree: the rows' nodes
+        # and their leaves' values (a new array as large as a column at every level and tree
+        # cost as much as the work on it at 10^7 rows).
+        n = X.shape[0]
+        nodes = (np.zeros(n, dtype=np.intp), np.empty(n, dtype=np.intp))
+        update = np.empty(n)
         for iteration in range(self.max_iter):
             g, h = grad_hess(raw if clip_raw is None else np.clip(raw, *clip_raw))
             round_trees = []
             for k in range(n_trees):
                 tree, leaf = grow_tree(bins, binned, g[:, k], h[:, k], max_depth=self.max_depth,
                                        splitter=splitter,
-                                       learning_rate=float(self.learning_rate), rng=rng)
-                raw[:, k] += tree.value[leaf]
+                                       learning_rate=float(self.learning_rate), rng=rng,
+                                       nodes=nodes)
+                np.take(tree.value, leaf, out=update)
+                raw[:, k] += update
                 round_trees.append(tree)
             predictors.append(round_trees)
             if verbose:  # public counts and the time only, as scikit-learn's
@@ -427,13 +435,16 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             baseline = np.log(freq)  # as scikit-learn's multinomial baseline
         # One-hot labels; with two classes the second column alone (one tree per round).
         Y = (label[:, None] == np.arange(1 if n_trees == 1 else 0, k)[None, :]).astype(float)
+        prob, hess = np.empty(Y.shape), np.empty(Y.shape)  # reused every round
 
         def grad_hess(raw):
-            p = expit(raw) if n_trees == 1 else softmax(raw, axis=1)
-            h = np.subtract(1.0, p)
-            h *= p  # p·(1 − p)
-            p -= Y
-            return p, h
+            if n_trees == 1:
+                expit(raw, out=prob)
+            else:
+                prob[...] = softmax(raw, axis=1)
+            np.subtract(1.0, prob, out=hess)
+            np.multiply(hess, prob, out=hess)  # p·(1 − p)
+            return np.subtract(prob, Y, out=prob), hess
 
         # Sensitivities of a round's leaf sums: see the class docstring.
         sens = (1.0, 0.25) if n_trees == 1 else (math.sqrt(2.0), 0.5)
