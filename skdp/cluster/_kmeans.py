@@ -144,34 +144,41 @@ def _tree_coreset(X, box, H, n_hat, n_clusters, z_level, z_leaf, rng):
     for level in range(TREE_DEPTH + 1):
         branching = counts >= branch_min if level < TREE_DEPTH else np.zeros(len(counts), bool)
         # Nodes that do not branch are leaves, with their rows.
+        # (The passes over the rows below are skipped where the noisy counts leave nothing to do.)
         ends = np.flatnonzero(~branching)
-        leaf_of = np.full(len(counts), -1, dtype=np.int64)
-        leaf_of[ends] = len(leaf_counts) + np.arange(len(ends))
-        leaf_counts.extend(counts[ends])
-        done = leaf_of[node] >= 0
-        leaf[rows[done]] = leaf_of[node[done]]
-        rows, node = rows[~done], node[~done]
+        if len(ends):
+            leaf_of = np.full(len(counts), -1, dtype=np.int64)
+            leaf_of[ends] = len(leaf_counts) + np.arange(len(ends))
+            leaf_counts.extend(counts[ends])
+            done = leaf_of[node] >= 0
+            leaf[rows[done]] = leaf_of[node[done]]
+            rows, node = rows[~done], node[~done]
         parents = np.flatnonzero(branching)
         if len(parents) == 0:
             break
-        slot = np.full(len(counts), -1, dtype=np.int64)
-        slot[parents] = np.arange(len(parents))
-        child = 2 * slot[node] + above[level, rows]
+        if len(parents) < len(counts):
+            slot = np.full(len(counts), -1, dtype=np.int64)
+            slot[parents] = np.arange(len(parents))
+            node = slot[node]
+        child = 2 * node + above[level, rows]
         child_counts = np.bincount(child, minlength=2 * len(parents)).astype(float)
         child_counts += rng.normal(0.0, z_level, size=len(child_counts))
         kept = child_counts >= node_min
         # A branching node whose children are all dropped is a leaf with all its rows.
-        lone = parents[~kept.reshape(-1, 2).any(axis=1)]
-        leaf_of = np.full(len(counts), -1, dtype=np.int64)
-        leaf_of[lone] = len(leaf_counts) + np.arange(len(lone))
-        leaf_counts.extend(counts[lone])
-        done = leaf_of[node] >= 0
-        leaf[rows[done]] = leaf_of[node[done]]
+        lone = ~kept.reshape(-1, 2).any(axis=1)  # by slot
+        stay = np.ones(len(rows), dtype=bool)
+        if lone.any():
+            leaf_of = np.full(len(parents), -1, dtype=np.int64)
+            leaf_of[lone] = len(leaf_counts) + np.arange(int(lone.sum()))
+            leaf_counts.extend(counts[parents[lone]])
+            done = leaf_of[node] >= 0
+            leaf[rows[done]] = leaf_of[node[done]]
+            stay = ~done
         # The rows of a dropped child of a node with a kept child leave the tree.
         renumber = np.full(len(child_counts), -1, dtype=np.int64)
         renumber[kept] = np.arange(int(kept.sum()))
         node = renumber[child]
-        stay = ~done & (node >= 0)
+        stay &= node >= 0
         rows, node = rows[stay], node[stay]
         counts = child_counts[kept]
         if len(counts) == 0:
