@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget, stats
+from skdp.decomposition import DPPCA
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPStandardScaler
@@ -170,6 +171,26 @@ def test_logistic_regression_equals_the_in_memory_fit(client, params):
     np.testing.assert_allclose(proba.compute(), ref.predict_proba(X), rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("params", [
+    {"bounds": (-30, 40), "n_components": 2},
+    {},  # private bounds, and the clipping norm from a summed histogram of the rows' norms
+    {"delta": 0.0, "bounds": (-30, 40)},
+    {"data_norm": 50.0, "bounds": (-30, 40)},
+])
+def test_pca_equals_the_in_memory_fit(client, params):
+    X, _ = _data()
+    Xd = _lazy(X, "array")
+    ref, got = _same_fit(lambda b: DPPCA(budget=b, random_state=6, **params), X, Xd,
+                         "components_", "explained_variance_", "mean_", "data_norm_",
+                         "bounds_")
+    Z = got.transform(Xd)
+    assert isinstance(Z, da.Array)
+    np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-9)
+    back = got.inverse_transform(Z)
+    np.testing.assert_allclose(back.compute(), ref.inverse_transform(ref.transform(X)),
+                               rtol=1e-8, atol=1e-9)
+
+
 @pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
 @pytest.mark.parametrize("delta", [1e-5, 0.0])
 def test_stats_sums_equal_the_in_memory_release(client, name, delta):
@@ -209,6 +230,8 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
     with pytest.raises(ValueError, match="a contains NaN or infinity"):
         stats.mean(da.from_array(X, chunks=50), epsilon=1.0, bounds=(0, 1), axis=0,
                    budget=budget)
+    with pytest.raises(ValueError, match="epsilon=inf"):
+        DPPCA(epsilon=np.inf).fit(Xd)
     with pytest.raises(ValueError, match="labels not in classes"):
         DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

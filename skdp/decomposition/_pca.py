@@ -19,6 +19,7 @@ from ..stats._noise import _noise_multiplier
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._blocks import clip_block, map_blocks, row_blocks, scalar_if_equal
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy, row_sums
 from ..utils._validation import check_array, validate_data
 
 if TYPE_CHECKING:
@@ -156,6 +157,30 @@ def _norm_counts_pass(X, bounds, C0):
         return parts
 
     return norms, sum(map_blocks(run, *X.shape))
+
+
+def _moments_pass(X, bounds, data_norm, C=math.inf, norms=None, *, rescale=False):
+    """:func:`moments` of an in-memory X, or summed over the chunks of rows of a dask X.
+
+    On dask, each chunk is an in-memory array of its own rows, whose norms
+    (when the rows are scaled down to C, ``rescale``) are computed again in
+    the chunk rather than kept from the first pass.
+    """
+    if not is_lazy(X):
+        return moments(X, bounds, data_norm, C, norms)
+    return row_sums(functools.partial(_chunk_moments, bounds=bounds, data_norm=data_norm,
+                                      C=C, rescale=rescale), X)
+
+
+def _chunk_moments(X, *, bounds, data_norm, C, rescale):
+    """:func:`moments` of one chunk of rows (the block function of a dask pass)."""
+    norms = _norm_counts_pass(X, bounds, C)[0] if rescale else None
+    return moments(X, bounds, data_norm, C, norms)
+
+
+def _chunk_norm_counts(X, *, bounds, C0):
+    """The :func:`norm_counts` of one chunk of rows (the block function of a dask pass)."""
+    return _norm_counts_pass(X, bounds, C0)[1]
 
 
 def _scale_down(Y, norms, C):
@@ -411,7 +436,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        X = check_lazy_X(self, X) if lazy else validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         n_components = self._check_n_components(n_features)
         bounds = check_bounds_or_none(self.bounds, n_features)
@@ -419,6 +445,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         check_bool(self.whiten, "whiten")
+        if lazy and epsilon == math.inf:
+            raise refuse_lazy("epsilon=inf (scikit-learn's PCA of the rows)")
         rng = self._check_generator()
         say = self._progress(self._check_verbose())
         # The curve from public parameters alone, then one charge. δ = 0: one Laplace
@@ -483,7 +511,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         noise_m[iu] = rng.laplace(0.0, s_moment, size=iu[0].size)
         noise_m = noise_m + np.triu(noise_m, 1).T  # symmetric: each pair drawn once
         count = X.shape[0] + rng.laplace(0.0, s_count)
-        gram, sums = moments(X, bounds, data_norm)
+        gram, sums = _moments_pass(X, bounds, data_norm)
         sums = sums + rng.laplace(0.0, s_sum, size=n_features)
         return gram + noise_m, sums, count
 
@@ -502,7 +530,9 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         active = np.arange(n_features)
         norms = None
         if data_norm is None:
-            norms, counts = _norm_counts_pass(X, bounds, C)
+            norms, counts = _norm_counts_pass(X, bounds, C) if not is_lazy(X) else \
+                (None, row_sums(functools.partial(_chunk_norm_counts, bounds=bounds, C0=C),
+                                X))
             C = max(release_norm(counts, C, z / math.sqrt(NORM_SHARE), rng),
                     np.finfo(float).tiny)
             self.data_norm_ = C
@@ -520,7 +550,8 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         noise_m = np.zeros((n_features, n_features))
         noise_m[np.ix_(active, active)] = half + np.triu(half, 1).T
         count = n + rng.normal(0.0, s_count)
-        gram, sums = moments(X, bounds, data_norm, C, norms)
+        gram, sums = _moments_pass(X, bounds, data_norm, C, norms,
+                                   rescale=data_norm is None)
         sums[active] += rng.normal(0.0, s_sum, size=m)
         return gram + noise_m, sums, count
 
@@ -570,6 +601,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         Y, c, _ = clip_rows(X, self.bounds_, None)
         return shrink_rows(Y, self.data_norm_) + c
 
+    @lazy_rows
     def transform(self, X: ArrayLike) -> NDArray:
         """Clip X as the fit did, centre it and project it on the components.
 
@@ -592,6 +624,7 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
 
         return finite_output(project)
 
+    @lazy_rows
     def inverse_transform(self, X: ArrayLike) -> NDArray:
         """Map projections back to the feature space.
 

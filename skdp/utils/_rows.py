@@ -270,8 +270,9 @@ def lazy_rows(method):
     On a dask array or DataFrame the method returns a dask array computed
     block by block on the workers (as dask-ml's ``ParallelPostFit``); on
     anything else it runs as it is. The output's shape and dtype come from
-    the method applied to one row of zeros (public), whose feature names are
-    those of the input.
+    the method applied to one row of zeros as wide as the input (public),
+    whose feature names are those of the input; so a wrong width is refused
+    at once, with the in-memory error.
     """
 
     @functools.wraps(method)
@@ -281,7 +282,6 @@ def lazy_rows(method):
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
-        d = self.n_features_in_
         columns = getattr(X, "columns", None)
         if columns is not None:
             import pandas as pd
@@ -290,10 +290,10 @@ def lazy_rows(method):
                            *args, **kwargs)
             return X.map_partitions(_apply, self, method.__name__, args, kwargs,
                                     meta=np.asarray(probe)[:0])
-        if X.ndim != 2 or X.shape[1] != d:
-            raise ValueError(f"X has shape {X.shape}, but {type(self).__name__} is expecting "
-                             f"{d} features as input.")
-        probe = np.asarray(method(self, np.zeros((1, d)), *args, **kwargs))
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2D array, got a {X.ndim}D dask array instead.")
+        # a row of zeros as wide as X: the method's own checks refuse a wrong width here
+        probe = np.asarray(method(self, np.zeros((1, X.shape[1])), *args, **kwargs))
         X = X.rechunk({1: -1})
         if probe.ndim == 1:
             return X.map_blocks(_apply, self, method.__name__, args, kwargs, dtype=probe.dtype,
