@@ -191,6 +191,22 @@ def test_pca_equals_the_in_memory_fit(client, params):
                                rtol=1e-8, atol=1e-9)
 
 
+def test_a_pipeline_of_dask_steps_equals_the_in_memory_one(client):
+    # the scaler's lazy transform feeds the model's fit; y may stay in memory
+    from sklearn.pipeline import make_pipeline
+
+    X, y = _data()
+    budgets = PrivacyBudget(5.0, 1e-5), PrivacyBudget(5.0, 1e-5)
+    ref, got = (make_pipeline(DPStandardScaler(bounds=(-30, 40), budget=b, random_state=1),
+                              DPLogisticRegression(classes=[0, 1], data_norm=5.0, max_iter=5,
+                                                   budget=b, random_state=2)).fit(data, y)
+                for data, b in zip((X, _lazy(X, "array")), budgets))
+    np.testing.assert_allclose(got[-1].coef_, ref[-1].coef_, rtol=RTOL)
+    assert len(budgets[0]) == len(budgets[1]) == 2
+    assert budgets[0].spent() == budgets[1].spent()
+    np.testing.assert_array_equal(got.predict(_lazy(X, "array")).compute(), ref.predict(X))
+
+
 @pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
 @pytest.mark.parametrize("delta", [1e-5, 0.0])
 def test_stats_sums_equal_the_in_memory_release(client, name, delta):

@@ -210,6 +210,8 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     if not allow_nan:
         checks["X"] = (da.isnan(X).any(axis=0), da.isinf(X).any(axis=0))
     if y is not None:
+        if not is_lazy(y):  # an in-memory target beside dask rows: cut into X's row chunks
+            y = da.from_array(np.asarray(y), chunks=(X.chunks[0],) + np.shape(y)[1:])
         y = _as_dask_array(y, "y")
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.rechunk({1: -1})[:, 0]
