@@ -58,7 +58,27 @@ for job in jobs:
             kw[key] = tuple(kw[key])
     t = time.perf_counter()
     try:
+        if job["model"].startswith("PCA+"):
+            # a pipeline: half of epsilon to each step (diffprivlib has no split of its own)
+            from sklearn.pipeline import make_pipeline
+            pca = dict(kw["pca"], bounds=tuple(kw["pca"]["bounds"]))
+            model = dict(kw["model"])
+            for key in ("bounds_X", "bounds_y"):
+                if key in model:
+                    model[key] = tuple(model[key])
+            est = make_pipeline(
+                models.PCA(epsilon=job["eps"] / 2, random_state=job["seed"], **pca),
+                getattr(models, job["model"][4:])(epsilon=job["eps"] / 2,
+                                                  random_state=job["seed"] + 10000, **model))
+            score = float(est.fit(d["Xtr"], d["ytr"]).score(d["Xte"], d["yte"]))
+            out.append({"score": score, "seconds": time.perf_counter() - t})
+            continue
         est = getattr(models, job["model"])(epsilon=job["eps"], random_state=job["seed"], **kw)
+        if job["model"] in ("KMeans", "PCA"):  # scored by the caller, against scikit-learn's
+            est.fit(d["Xtr"])
+            fitted = est.cluster_centers_ if job["model"] == "KMeans" else est.components_
+            out.append({"fitted": np.asarray(fitted).tolist(), "seconds": time.perf_counter() - t})
+            continue
         score = float(est.fit(d["Xtr"], d["ytr"]).score(d["Xte"], d["yte"]))
         out.append({"score": score, "seconds": time.perf_counter() - t})
     except Exception as exc:

@@ -12,7 +12,12 @@ seeds 0..4, it scores (test accuracy, or R² for regression):
 - ``DPGridSearchCV`` over the default ``DPLogisticRegression``'s C with the search's defaults
   and the column's ε as its total ``epsilon=`` (by default 2 seeds and finite ε only: each search is
   about 11 fits);
-- diffprivlib (its own venv; ε = ∞ not run), Opacus (its own venv; the same model and the
+- PCA+model pipelines (``skdp.pipeline.make_pipeline(DPPCA(k), model, epsilon=ε)``, the
+  pipeline splitting ε) and, on X alone, ``DPKMeans`` and ``DPPCA`` scored as ratios to
+  scikit-learn's (test inertia; held-out variance captured), with their defaults and with the
+  public unit box;
+- diffprivlib (its own venv; ε = ∞ not run; its PCA+model pipelines get ε/2 per step),
+  interpret's DP-EBM regressor (the boosting's peer, in this process; ε = ∞ not run), Opacus (its own venv; the same model and the
   hyper-parameters of skdp's DP-SGD defaults, read from skdp at run time; ε = ∞ is plain torch
   training; by default ε = 1 only, 3 seeds: Opacus is the slowest column), non-private scikit-learn, and the trivial baseline (majority class / training
   mean).
@@ -82,14 +87,28 @@ class Spec:
 
 
 FAMILIES = {
-    "classification": ["logreg", "nb", "sgd", "mlp", "search"],
-    "regression": ["linreg", "sgdreg", "hgbreg"],
+    "classification": ["logreg", "nb", "sgd", "mlp", "search", "pca+logreg", "kmeans", "pca"],
+    "regression": ["linreg", "sgdreg", "hgbreg", "pca+linreg", "kmeans", "pca"],
 }
+# Families scored on X alone, as a ratio to scikit-learn's model of the same size (1 = as
+# good): test inertia of KMeans(N_CLUSTERS) / the model's, and the held-out variance captured
+# by the model's N_COMPONENTS components / PCA(N_COMPONENTS)'s (issue 26).
+UNSUPERVISED = ("kmeans", "pca")
+N_CLUSTERS = 5
+N_COMPONENTS = 5
+# The PCA+model pipelines keep min(PIPE_COMPONENTS, d - 1) components.
+PIPE_COMPONENTS = 10
+# below-sklearn at ε = ∞ for the ratios: k-means more than 1.1 × scikit-learn's inertia
+# (issue 26's goal), PCA below 0.98 of its captured variance.
+UNSUPERVISED_MARGIN = {"kmeans": 1 - 1 / 1.1, "pca": 0.02}
 FAMILY_MODEL = {
     "logreg": "DPLogisticRegression", "nb": "DPGaussianNB", "sgd": "DPSGDClassifier",
     "mlp": "DPSGDClassifier(hidden_layer_sizes=(32,))", "search": f"DPGridSearchCV(DPLogisticRegression(classes), C ∈ {SEARCH_GRID}, epsilon=ε total)",
     "linreg": "DPLinearRegression", "sgdreg": "DPSGDRegressor",
     "hgbreg": "DPHistGradientBoostingRegressor",
+    "pca+logreg": f"make_pipeline(DPPCA(min({PIPE_COMPONENTS}, d - 1)), DPLogisticRegression(), epsilon=ε)",
+    "pca+linreg": f"make_pipeline(DPPCA(min({PIPE_COMPONENTS}, d - 1)), DPLinearRegression(), epsilon=ε)",
+    "kmeans": f"DPKMeans({N_CLUSTERS})", "pca": f"DPPCA({N_COMPONENTS})",
 }
 FAMILY_SPECS = {
     "logreg": [Spec("logreg.default", "logreg", "skdp", "default"),
@@ -108,7 +127,18 @@ FAMILY_SPECS = {
                Spec("linreg.dpl", "linreg", "diffprivlib", "peer")],
     "sgdreg": [Spec("sgdreg.default", "sgdreg", "skdp", "default"),
                Spec("sgdreg.opacus", "sgdreg", "opacus", "peer")],
-    "hgbreg": [Spec("hgbreg.default", "hgbreg", "skdp", "default")],
+    "hgbreg": [Spec("hgbreg.default", "hgbreg", "skdp", "default"),
+               Spec("hgbreg.ebm", "hgbreg", "interpret", "peer")],
+    "pca+logreg": [Spec("pca+logreg.default", "pca+logreg", "skdp", "default"),
+                   Spec("pca+logreg.dpl", "pca+logreg", "diffprivlib", "peer")],
+    "pca+linreg": [Spec("pca+linreg.default", "pca+linreg", "skdp", "default"),
+                   Spec("pca+linreg.dpl", "pca+linreg", "diffprivlib", "peer")],
+    "kmeans": [Spec("kmeans.default", "kmeans", "skdp", "default"),
+               Spec("kmeans.documented", "kmeans", "skdp", "documented"),
+               Spec("kmeans.dpl", "kmeans", "diffprivlib", "peer")],
+    "pca": [Spec("pca.default", "pca", "skdp", "default"),
+            Spec("pca.documented", "pca", "skdp", "documented"),
+            Spec("pca.dpl", "pca", "diffprivlib", "peer")],
 }
 
 
@@ -117,6 +147,8 @@ FAMILY_SPECS = {
 # ------------------------------------------------------------------------------------------
 
 def _skdp_classes():
+    from skdp.cluster import DPKMeans
+    from skdp.decomposition import DPPCA
     from skdp.ensemble import DPHistGradientBoostingRegressor
     from skdp.linear_model import DPLinearRegression, DPLogisticRegression, DPSGDClassifier, DPSGDRegressor
     from skdp.model_selection import DPGridSearchCV
@@ -125,7 +157,8 @@ def _skdp_classes():
     return dict(DPLogisticRegression=DPLogisticRegression, DPGaussianNB=DPGaussianNB,
                 DPSGDClassifier=DPSGDClassifier, DPSGDRegressor=DPSGDRegressor,
                 DPLinearRegression=DPLinearRegression, DPGridSearchCV=DPGridSearchCV,
-                DPHistGradientBoostingRegressor=DPHistGradientBoostingRegressor)
+                DPHistGradientBoostingRegressor=DPHistGradientBoostingRegressor,
+                DPKMeans=DPKMeans, DPPCA=DPPCA)
 
 
 def _synthetic(task, n=300):
@@ -160,6 +193,8 @@ def _default_base(family):
         "linreg": (cls["DPLinearRegression"], {}),
         "sgdreg": (cls["DPSGDRegressor"], {}),
         "hgbreg": (cls["DPHistGradientBoostingRegressor"], {}),
+        "kmeans": (cls["DPKMeans"], {"n_clusters": N_CLUSTERS}),
+        "pca": (cls["DPPCA"], {"n_components": N_COMPONENTS}),
     }[family]
 
 
@@ -191,6 +226,11 @@ def documented(family, task):
     if family == "linreg":
         return cls["DPLinearRegression"], dict(delta=DELTA, bounds_X=(0.0, 1.0), data_norm=task.row_norm,
                                                bounds_y=task.bounds_y)
+    if family == "kmeans":
+        return cls["DPKMeans"], dict(n_clusters=N_CLUSTERS, delta=DELTA, bounds=(0.0, 1.0))
+    if family == "pca":
+        return cls["DPPCA"], dict(n_components=N_COMPONENTS, delta=DELTA, bounds=(0.0, 1.0),
+                                  data_norm=task.row_norm)
     raise KeyError(family)
 
 
@@ -201,22 +241,102 @@ def make_search(task, eps, seed):
                                  epsilon=eps, delta=DELTA, random_state=seed)
 
 
+def pipe_components(task):
+    return min(PIPE_COMPONENTS, task.X_train.shape[1] - 1)
+
+
+def make_pca_pipeline(task, eps, seed):
+    """skdp's one-total pipeline: DPPCA, then the default model, ε split by the pipeline."""
+    from skdp.pipeline import make_pipeline
+
+    cls = _skdp_classes()
+    model = cls["DPLogisticRegression" if task.kind == "classification" else "DPLinearRegression"]
+    # distinct seeds: the two steps' noises are independent, as they are with seeds None
+    return make_pipeline(cls["DPPCA"](pipe_components(task), random_state=seed),
+                         model(random_state=seed + 10_000), epsilon=eps)
+
+
 def skdp_estimator(spec, task, eps, seed, resolved):
     if spec.family == "search":
         return make_search(task, eps, seed)
+    if spec.family.startswith("pca+"):
+        return make_pca_pipeline(task, eps, seed)
+    if spec.lib == "interpret":
+        return make_ebm(task, eps, seed)
     cls, kw = resolved[spec.key]
     return cls(epsilon=eps, random_state=seed, **kw)
 
 
+def make_ebm(task, eps, seed):
+    """interpret's DP-EBM (Nori, Caruana et al. 2021) with the schema's public bounds."""
+    from interpret.privacy import DPExplainableBoostingRegressor
+
+    d = task.X_train.shape[1]
+    lo, hi = task.bounds_y
+    return DPExplainableBoostingRegressor(
+        epsilon=eps, delta=DELTA, privacy_bounds=np.array([[0.0, 1.0]] * d),
+        privacy_target_min=lo, privacy_target_max=hi, n_jobs=1, random_state=seed)
+
+
+def test_inertia(X, centers):
+    """Sum over the rows of X of the squared distance to the nearest centre."""
+    d2 = (np.sum(X * X, axis=1)[:, None] - 2 * X @ centers.T + np.sum(centers * centers, axis=1)[None, :])
+    return float(np.sum(np.maximum(d2.min(axis=1), 0.0)))
+
+
+def captured_variance(X, components):
+    """Variance of the rows of X (centred at their own mean) along the given components."""
+    Xc = X - X.mean(axis=0)
+    return float(np.sum((Xc @ np.asarray(components).T) ** 2))
+
+
+_UNSUPERVISED_REFS = {}
+
+
+def unsupervised_reference(family, task):
+    """scikit-learn's test inertia (KMeans) or held-out captured variance (PCA), cached."""
+    key = (task.name, family)
+    if key not in _UNSUPERVISED_REFS:
+        from sklearn.cluster import KMeans
+        from sklearn.decomposition import PCA
+
+        if family == "kmeans":
+            centers = KMeans(N_CLUSTERS, n_init=10, random_state=0).fit(task.X_train).cluster_centers_
+            _UNSUPERVISED_REFS[key] = test_inertia(task.X_test, centers)
+        else:
+            pca = PCA(N_COMPONENTS, svd_solver="full").fit(task.X_train)
+            _UNSUPERVISED_REFS[key] = captured_variance(task.X_test, pca.components_)
+    return _UNSUPERVISED_REFS[key]
+
+
+def unsupervised_ratio(family, task, fitted):
+    """The ratio to scikit-learn of a fitted k-means (its centres) or PCA (its components)."""
+    ref = unsupervised_reference(family, task)
+    if family == "kmeans":
+        return ref / test_inertia(task.X_test, fitted)
+    return captured_variance(task.X_test, fitted) / ref
+
+
+def fit_score(spec, est, task):
+    if spec.family == "kmeans":
+        return unsupervised_ratio("kmeans", task, est.fit(task.X_train).cluster_centers_)
+    if spec.family == "pca":
+        return unsupervised_ratio("pca", task, est.fit(task.X_train).components_)
+    return float(est.fit(task.X_train, task.y_train).score(task.X_test, task.y_test))
+
+
 def run_skdp_cell(spec, task, eps, seeds, resolved):
-    """Scores over seeds, or the first error (a failing cell never stops the suite)."""
+    """Scores over seeds, or the first error (a failing cell never stops the suite).
+
+    Also runs the in-process peers (interpret's DP-EBM).
+    """
     scores, errors, t0 = [], [], time.perf_counter()
     for seed in seeds:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est = skdp_estimator(spec, task, eps, seed, resolved)
-                scores.append(float(est.fit(task.X_train, task.y_train).score(task.X_test, task.y_test)))
+                scores.append(fit_score(spec, est, task))
         except Exception as exc:  # noqa: BLE001 - reported as FAIL in the table
             errors.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
     return dict(scores=scores, errors=errors, seconds=time.perf_counter() - t0)
@@ -239,6 +359,27 @@ def sklearn_reference(family, task):
 
     if family in ("logreg", "sgd", "search"):
         return "LogisticRegression()", score(LogisticRegression(max_iter=5000))
+    if family == "kmeans":
+        # The ratios' yardstick is the best of 10 k-means++ starts; the counterpart DPKMeans
+        # equals at ε = ∞ is scikit-learn's default (one k-means++ start), seeded as the model.
+        from sklearn.cluster import KMeans
+
+        ratios = [unsupervised_ratio("kmeans", task, KMeans(N_CLUSTERS, random_state=seed)
+                                     .fit(task.X_train).cluster_centers_) for seed in range(5)]
+        return (f"KMeans({N_CLUSTERS}) with its default one start, seeds 0-4, as a ratio to "
+                f"KMeans({N_CLUSTERS}, n_init=10)'s test inertia "
+                f"{unsupervised_reference(family, task):.4g}", float(np.mean(ratios)))
+    if family == "pca":
+        return (f"PCA({N_COMPONENTS}): held-out captured variance "
+                f"{unsupervised_reference(family, task):.4g} (ratio 1)", 1.0)
+    if family.startswith("pca+"):
+        from sklearn.decomposition import PCA
+        from sklearn.pipeline import make_pipeline
+
+        k = pipe_components(task)
+        model = LogisticRegression(max_iter=5000) if family == "pca+logreg" else LinearRegression()
+        return (f"make_pipeline(PCA({k}), {type(model).__name__}())",
+                score(make_pipeline(PCA(k, svd_solver="full"), model)))
     if family == "nb":
         return "GaussianNB()", score(GaussianNB())
     if family == "hgbreg":  # the boosting of skdp's defaults, which it equals at ε = ∞
@@ -271,6 +412,25 @@ def baseline(task):
 # ------------------------------------------------------------------------------------------
 
 def dpl_jobs(spec, task, eps_list, seeds):
+    d = task.X_train.shape[1]
+    unit_box = ([0.0] * d, [1.0] * d)
+    if spec.family == "kmeans":
+        model, kw = "KMeans", dict(n_clusters=N_CLUSTERS, bounds=unit_box)
+    elif spec.family == "pca":
+        model, kw = "PCA", dict(n_components=N_COMPONENTS, bounds=unit_box, data_norm=task.row_norm)
+    elif spec.family.startswith("pca+"):
+        # diffprivlib has no pipeline split: half of ε to each step, its PCA given the public
+        # box and row norm, its model the bound on a projected row (‖(x - μ)W‖ ≤ ‖x - μ‖ ≤ √d)
+        k, bound = pipe_components(task), math.sqrt(d)
+        pca = dict(n_components=k, bounds=unit_box, data_norm=task.row_norm)
+        if spec.family == "pca+logreg":
+            model, kw = "PCA+LogisticRegression", dict(pca=pca, model=dict(data_norm=bound))
+        else:
+            model, kw = "PCA+LinearRegression", dict(pca=pca, model=dict(
+                bounds_X=([-bound] * k, [bound] * k), bounds_y=list(task.bounds_y)))
+    if spec.family in UNSUPERVISED or spec.family.startswith("pca+"):
+        return [dict(key=spec.key, eps=e, seed=s, model=model, kwargs=kw)
+                for e in eps_list if math.isfinite(e) for s in seeds]
     if spec.family == "logreg":
         model, kw = "LogisticRegression", dict(data_norm=task.row_norm)
     elif spec.family == "nb":
@@ -308,13 +468,20 @@ def opacus_jobs(spec, task, eps_list, seeds):
             for e in eps_list for s in seeds]
 
 
-def collect(jobs, results, eps_list):
-    """Group per-job peer results into cells {(key, eps): cell}."""
+def collect(jobs, results, eps_list, task=None):
+    """Group per-job peer results into cells {(key, eps): cell}.
+
+    A k-means or PCA peer returns its centres or components, made a ratio here.
+    """
     cells = {}
     for job, res in zip(jobs, results):
         cell = cells.setdefault((job["key"], job["eps"]), dict(scores=[], errors=[], seconds=0.0))
         if "error" in res:
             cell["errors"].append(res["error"])
+        elif "fitted" in res:
+            family = "kmeans" if job["model"] == "KMeans" else "pca"
+            cell["scores"].append(unsupervised_ratio(family, task, np.asarray(res["fitted"])))
+            cell["seconds"] += res["seconds"]
         else:
             cell["scores"].append(res["score"])
             cell["seconds"] += res["seconds"]
@@ -346,7 +513,13 @@ def spec_label(spec, resolved):
     if spec.lib == "diffprivlib":
         return {"logreg": "diffprivlib LogisticRegression(data_norm)",
                 "nb": "diffprivlib GaussianNB(bounds=[0,1])",
-                "linreg": "diffprivlib LinearRegression(bounds_X, bounds_y)"}[spec.family]
+                "linreg": "diffprivlib LinearRegression(bounds_X, bounds_y)",
+                "kmeans": f"diffprivlib KMeans({N_CLUSTERS}, bounds=[0,1])",
+                "pca": f"diffprivlib PCA({N_COMPONENTS}, bounds=[0,1], data_norm)",
+                "pca+logreg": "diffprivlib PCA + LogisticRegression (ε/2 each)",
+                "pca+linreg": "diffprivlib PCA + LinearRegression (ε/2 each)"}[spec.family]
+    if spec.lib == "interpret":
+        return "interpret DP-EBM regressor (public bounds)"
     if spec.lib == "opacus":
         return {"sgd": "Opacus linear (skdp's DP-SGD defaults)", "mlp": "Opacus MLP (32,) (skdp's DP-SGD defaults)",
                 "sgdreg": "Opacus linear regression (skdp's DP-SGD defaults)"}[spec.family]
@@ -377,11 +550,22 @@ def report_task(task, specs, cells, refs, base, eps_list, resolved):
     p(f"\n### {task.name}: {task.target} ({task.domain}; {task.kind}, test {metric})\n")
     p(f"Train {task.X_train.shape[0]:,} × {task.X_train.shape[1]} features, test {task.X_test.shape[0]:,}; "
       f"row-norm bound {task.row_norm:.3f}; source: {task.source}; {task.notes or 'split 75/25, seed 0'}.\n")
+    supervised = [s for s in specs if s.family not in UNSUPERVISED]
+    unsupervised = [s for s in specs if s.family in UNSUPERVISED]
     p("| model | " + " | ".join(f"ε={eps_name(e)}" for e in eps_list) + " |")
     p("|" + "---|" * (len(eps_list) + 1))
-    for spec in specs:
+    for spec in supervised:
         row = [fmt_cell(cells.get((spec.key, e))) for e in eps_list]
         p(f"| {spec_label(spec, resolved)} | " + " | ".join(row) + " |")
+    if unsupervised:
+        p(f"\nClustering and PCA, on X alone: scikit-learn's KMeans({N_CLUSTERS}) test inertia / the "
+          f"model's, and the held-out variance captured by the model's {N_COMPONENTS} components / "
+          f"PCA({N_COMPONENTS})'s (1 = scikit-learn's):\n")
+        p("| model | " + " | ".join(f"ε={eps_name(e)}" for e in eps_list) + " |")
+        p("|" + "---|" * (len(eps_list) + 1))
+        for spec in unsupervised:
+            row = [fmt_cell(cells.get((spec.key, e))) for e in eps_list]
+            p(f"| {spec_label(spec, resolved)} | " + " | ".join(row) + " |")
     p("")
     for fam, (label, value) in refs.items():
         p(f"- scikit-learn (non-private) for {fam}: {label} = {value:.4f}")
@@ -390,7 +574,7 @@ def report_task(task, specs, cells, refs, base, eps_list, resolved):
     p(f"Difference of the mean {metric} from scikit-learn's counterpart / from the baseline:\n")
     p("| model | " + " | ".join(f"ε={eps_name(e)}" for e in eps_list) + " |")
     p("|" + "---|" * (len(eps_list) + 1))
-    for spec in specs:
+    for spec in supervised:
         row = []
         for e in eps_list:
             cell = cells.get((spec.key, e))
@@ -414,7 +598,12 @@ def report_task(task, specs, cells, refs, base, eps_list, resolved):
                 continue
             m = np.mean(cell["scores"])
             ref_name, ref = refs[spec.family]
-            if spec.setting == "default" and e * task.n_train >= BASELINE_MIN_EPS_N and m < base[1]:
+            if spec.family in UNSUPERVISED:
+                margin = UNSUPERVISED_MARGIN[spec.family]
+                if spec.setting == "default" and not math.isfinite(e) and m < ref * (1 - margin):
+                    flags.append(f"below-sklearn {task.name} | {spec_label(spec, resolved)} | ε=∞ | "
+                                 f"ratio {m:.4f} < scikit-learn's {ref:.4f} × (1 - {margin:.3f})")
+            elif spec.setting == "default" and e * task.n_train >= BASELINE_MIN_EPS_N and m < base[1]:
                 # where the non-private model is below the baseline too, no faithful DP
                 # version can stay above it at large ε: said on the flag, not hidden
                 also = f"; scikit-learn's {ref_name} {ref:.4f} is below it too" if ref < base[1] else ""
@@ -422,11 +611,13 @@ def report_task(task, specs, cells, refs, base, eps_list, resolved):
                              f"(ε·n = {e * task.n_train:,.0f}) | {m:.4f} < baseline {base[1]:.4f}{also}")
             sd = np.std(cell["scores"])
             if (spec.setting == "default" and task.kind == "regression" and e >= MEAN_MIN_EPS
+                    and spec.family not in UNSUPERVISED
                     and e * task.n_train >= MEAN_MIN_EPS_N and m < base[1] - sd):
                 flags.append(f"below-mean {task.name} | {spec_label(spec, resolved)} | ε={eps_name(e)} "
                              f"(ε·n = {e * task.n_train:,.0f}) | {m:.4f} ± {sd:.4f} < training mean "
                              f"{base[1]:.4f} by more than the seeds' spread")
-            if spec.setting == "default" and not math.isfinite(e) and m < ref - SKLEARN_MARGIN[task.kind]:
+            if (spec.setting == "default" and not math.isfinite(e) and spec.family not in UNSUPERVISED
+                    and m < ref - SKLEARN_MARGIN[task.kind]):
                 flags.append(f"below-sklearn {task.name} | {spec_label(spec, resolved)} | ε=∞ | "
                              f"{m:.4f} < {ref_name} {ref:.4f} - {SKLEARN_MARGIN[task.kind]}")
             for peer in specs:
@@ -468,6 +659,9 @@ def main(argv=None):
                         help="ε for DPGridSearchCV (those also in --epsilons); ε=∞ runs L-BFGS candidates, slow")
     parser.add_argument("--no-dpl", action="store_true", help="skip diffprivlib")
     parser.add_argument("--no-opacus", action="store_true", help="skip Opacus")
+    parser.add_argument("--no-ebm", action="store_true", help="skip interpret's DP-EBM (the boosting's peer)")
+    parser.add_argument("--ebm-seeds", type=int, default=3,
+                        help="seeds for DP-EBM (at most --seeds); each fit takes seconds")
     parser.add_argument("--dpl-python", default=peers.first_existing(peers.DPL_CANDIDATES))
     parser.add_argument("--opacus-python", default=peers.first_existing(peers.OPACUS_CANDIDATES))
     parser.add_argument("--opacus-threads", type=int, default=1)
@@ -506,6 +700,13 @@ def main(argv=None):
     search_eps = [e for e in args.epsilons if e in args.search_epsilons]
     use_dpl = not args.no_dpl and args.dpl_python and os.path.exists(args.dpl_python)
     use_opacus = not args.no_opacus and args.opacus_python and os.path.exists(args.opacus_python)
+    try:
+        import interpret
+        ebm_version = interpret.__version__
+    except ImportError:
+        ebm_version = None
+    use_ebm = not args.no_ebm and ebm_version is not None
+    ebm_seeds = list(range(min(args.ebm_seeds, args.seeds)))
     commit = subprocess.run(["git", "-C", here, "rev-parse", "--short", args.skdp_commit or "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = "" if args.skdp_commit else subprocess.run(
@@ -517,7 +718,8 @@ def main(argv=None):
           + (" (uncommitted changes under skdp/)" if dirty else "") +
           f"; scikit-learn {sklearn.__version__}; numpy {np.__version__}; Python {platform.python_version()}")
     print(f"diffprivlib: {peers.peer_version(args.dpl_python, 'diffprivlib') + ' in ' + args.dpl_python if use_dpl else 'skipped'}; "
-          f"Opacus: {peers.peer_version(args.opacus_python, 'opacus') + ' in ' + args.opacus_python + f' ({args.opacus_threads} torch thread(s), {len(opacus_seeds)} seeds)' if use_opacus else 'skipped'}")
+          f"Opacus: {peers.peer_version(args.opacus_python, 'opacus') + ' in ' + args.opacus_python + f' ({args.opacus_threads} torch thread(s), {len(opacus_seeds)} seeds)' if use_opacus else 'skipped'}; "
+          f"interpret (DP-EBM): {f'{ebm_version} in this process ({len(ebm_seeds)} seeds)' if use_ebm else 'skipped'}")
     print(f"ε ∈ {{{', '.join(eps_name(e) for e in args.epsilons)}}}; seeds {seeds}; δ = {DELTA} for the documented "
           "settings, the peers and the search (defaults keep their own δ); split seed 0. "
           f"DPGridSearchCV: ε ∈ {{{', '.join(eps_name(e) for e in search_eps)}}}, seeds {search_seeds}; "
@@ -535,15 +737,18 @@ def main(argv=None):
             continue
         families = [f for f in FAMILIES[task.kind] if f in args.estimators]
         specs = [s for f in families for s in FAMILY_SPECS[f]
-                 if (s.lib != "diffprivlib" or use_dpl) and (s.lib != "opacus" or use_opacus)]
+                 if (s.lib != "diffprivlib" or use_dpl) and (s.lib != "opacus" or use_opacus)
+                 and (s.lib != "interpret" or use_ebm)]
         if not specs:
             continue
         resolved = {}
         for s in specs:
-            if s.lib == "skdp" and s.setting == "default" and s.family != "search":
+            if s.lib != "skdp" or s.family.startswith("pca+"):
+                continue
+            if s.setting == "default" and s.family != "search":
                 cls, kw, added = resolve_defaults(s.family, task)
                 resolved[s.key], resolved[s.key + ".added"] = (cls, kw), added
-            elif s.lib == "skdp" and s.family != "search":
+            elif s.family != "search":
                 resolved[s.key] = documented(s.family, task)
 
         # peers run in their subprocesses while this process runs skdp (2 cores)
@@ -556,21 +761,26 @@ def main(argv=None):
 
         cells = {}
         for s in specs:
-            if s.lib != "skdp":
+            if s.lib not in ("skdp", "interpret"):
                 continue
             search = s.family == "search"
+            if s.lib == "interpret":  # no ε = ∞ in DP-EBM
+                for e in [e for e in args.epsilons if math.isfinite(e)]:
+                    cells[(s.key, e)] = run_skdp_cell(s, task, e, ebm_seeds, resolved)
+                timings[(name, s.key)] = sum(c["seconds"] for (k, _), c in cells.items() if k == s.key)
+                continue
             for e in search_eps if search else args.epsilons:
                 cells[(s.key, e)] = run_skdp_cell(s, task, e, search_seeds if search else seeds, resolved)
             timings[(name, s.key)] = sum(c["seconds"] for (k, _), c in cells.items() if k == s.key)
         refs = {f: sklearn_reference(f, task) for f in families}
         base = baseline(task)
         if fut_dpl:
-            cells.update(collect(dj, fut_dpl.result(), args.epsilons))
+            cells.update(collect(dj, fut_dpl.result(), args.epsilons, task))
         if fut_opacus:
             cells.update(collect(oj, fut_opacus.result(), args.epsilons))
         pool.shutdown()
         for s in specs:
-            if s.lib != "skdp":
+            if s.lib not in ("skdp", "interpret"):
                 timings[(name, s.key)] = sum(c["seconds"] for (k, _), c in cells.items() if k == s.key)
 
         text, flags, failures = report_task(task, specs, cells, refs, base, args.epsilons, resolved)
