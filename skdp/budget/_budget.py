@@ -757,6 +757,9 @@ class PrivacyBudget:
         ax.step(ids, totals, where="post", marker="o", label="composed ε")
         if math.isfinite(self.epsilon):
             ax.axhline(self.epsilon, color="tab:red", linestyle="--", label=f"cap ε={self.epsilon:g}")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # charges are counted, not measured
         ax.set_xlabel("charge")
         ax.set_ylabel(f"ε at δ={self.delta:g}")
         ax.set_title(f"PrivacyBudget: {len(history)} charges")

@@ -368,6 +368,9 @@ def test_plot_draws_the_cumulative_epsilon_and_the_cap(path):
         expected = [0.0, budget.ledger[0].epsilon, budget.spent()[0]]
         np.testing.assert_allclose(y, expected, rtol=1e-12)
         assert cap.get_ydata()[0] == 2.0
+        ax.figure.canvas.draw()  # the charge axis is counted: whole-number ticks only
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks)
         fig, given = plt.subplots()
         assert budget.plot(ax=given) is given
     finally:
