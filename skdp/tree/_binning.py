@@ -31,6 +31,10 @@ BLOCK = 2**16
 # whose edges lie on such a grid (public or released bounds, ε < ∞). Measured on 10^6 × 20
 # uniform values and 31 edges: see docs/benchmarks.md, "Boosting at scale".
 GRID_EDGES = 8
+# ... on blocks of about this many values (its arrays of the block stay in the cache): on
+# 10^6 × 20 uniform values and 31 edges, CPU medians of 3, blocks of 2^12 / 2^13 / 2^14 /
+# 2^15 / 2^16 values: 0.28 / 0.21 / 0.19 / 0.21 / 0.23 s.
+GRID_BLOCK = 2**14
 
 
 def bin_edges(lower, upper, max_bins):
@@ -103,7 +107,7 @@ def apply_bins(X, edges):
     on_grid = np.zeros(d, dtype=bool) if grid is None else grid.features
     rest = np.flatnonzero(~on_grid)
     by_edge = np.ascontiguousarray(edges[rest].T)  # (edges, d): the k-th edge of each feature
-    rows = max(1, BLOCK // max(d, 1))
+    rows = max(1, (GRID_BLOCK if on_grid.all() else BLOCK) // max(d, 1))
     for start in range(0, n, rows):
         block = np.asarray(X[start:start + rows], dtype=np.float64)
         if on_grid.all():
