@@ -46,8 +46,16 @@ CHUNK_ROWS = 2**15
 
 
 def _common_bins(columns, n_bins):
-    """Each feature's most common bin (the first of the most common) and its count."""
-    counts = np.stack([np.bincount(col, minlength=n_bins) for col in columns])
+    """Each feature's most common bin (the first of the most common) and its count.
+
+    Counted by blocks of rows (integers: the same counts), so that no column is
+    converted to a whole int array at once.
+    """
+    counts = np.zeros((len(columns), n_bins), dtype=np.int64)
+    n = columns.shape[1] if len(columns) else 0
+    for start in range(0, n, max(1, CHUNK_ROWS)):
+        for j, col in enumerate(columns):
+            counts[j] += np.bincount(col[start:start + CHUNK_ROWS], minlength=n_bins)
     common = counts.argmax(axis=1).astype(np.int64)
     return common, counts[np.arange(common.size), common]
 
