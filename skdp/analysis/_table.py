@@ -449,8 +449,15 @@ class _Queries:
             sens = plan.max_rows * plan.max_groups  # the rows a person keeps in all
             counts = np.stack([result[c] for c in estimate])
             noisy = _release.noisy_counts(counts, eps, d, rng, len(estimate), sens)
-            lower, upper = _range._hull(np.asarray(noisy, dtype=float),
-                                        sens * _range._threshold(eps, d, len(estimate)))
+            # The noise of every count is sens times that of skdp.stats.bounds, and so are
+            # the levels of its rule: a column none of whose bins stands out shares the
+            # range of the quiet columns' pooled counts instead of (0, 0) (post-processing).
+            n_columns = len(estimate)
+            lower, upper = _range._feature_hull(
+                np.asarray(noisy, dtype=float), sens * _range._threshold(eps, d, n_columns),
+                sens * _range._pair_level(eps, d, n_columns),
+                lambda k: sens * _range._threshold(eps, d, n_columns,
+                                                   rate=_range.CANDIDATE_RATE, n_bins=k))
             for column, lo, hi in zip(estimate, lower, upper):
                 released[column] = (float(lo), float(hi))
         return keys, released, people

@@ -317,3 +317,18 @@ def test_categorical_histogram(df):
     assert abs(public.loc["Z"]).max() < 20  # noisy zeros, Laplace(1/1)
     private = t.histogram("region", epsilon=1.0)
     assert sorted(private.columns) == ["region=E", "region=N", "region=S", "region=W"]
+
+
+def test_private_bounds_of_a_small_table_are_never_a_point():
+    """Too few rows for any bin of a column to clear the threshold: the column shares the
+    range of the pooled counts (skdp.stats._range._feature_hull) instead of (0, 0), which
+    would make every sum 0 and every mean the midpoint 0, silently."""
+    rng = np.random.default_rng(3)
+    # 400 rows in 20..60: before, all three columns got (0, 0) at this ε
+    small = pd.DataFrame({"g": "x", "a": rng.uniform(20, 60, 400), "b": rng.uniform(20, 60, 400),
+                          "c": rng.uniform(20, 60, 400)})
+    t = PrivateTable(small, random_state=0)
+    t.groupby("g", keys=["x"]).agg({"a": "mean", "b": "mean", "c": "mean"}, epsilon=0.5)
+    for column in "abc":
+        lower, upper = t.released_bounds[column]
+        assert lower <= 32 and upper >= 64, column  # powers of two about the pooled data
