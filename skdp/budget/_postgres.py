@@ -473,7 +473,7 @@ class PostgresLedger:
                     "AND time = %s AND pid = %s", (self.identity[0], charge_id, when, pid),
                 ).fetchone()[0] == 1
                 if found:  # committed asynchronously: this transaction's commit puts it on disk
-                    conn.execute(_FLUSH)
+                    conn.execute(_WAIT)
                 return found
         except OSError as exc:
             raise LedgerConnectionError(
@@ -549,8 +549,10 @@ def _commit(conn, writes):
                                      sql.SQL("COMMIT"), sql.SQL(_FLUSH)]))
 
 
-# A transaction that writes to the log waits at its commit, with the server's
-# synchronous_commit (``on`` unless set otherwise), until the log is on disk up
+# A transaction that writes to the log waits at its commit, with
+# synchronous_commit on (set here for that one transaction: a server, database,
+# role or URL may set it off, which would make the wait return at once; found
+# in a review), until the log is on disk up
 # to its commit record, which comes after the commit records of every
 # transaction committed before it: those of this connection's charges, and of
 # any charge whose total a later charge read. A transactional logical message
@@ -559,7 +561,9 @@ def _commit(conn, writes):
 # prefix "skdp", which subscribers ignore unless they ask for messages). A
 # transaction that only takes an id, such as SELECT txid_current(), writes
 # nothing but its commit record and so does not wait (measured).
-_FLUSH = "SELECT pg_logical_emit_message(true, 'skdp', 'charge on disk')"
+_WAIT = ("SET LOCAL synchronous_commit = on; "
+         "SELECT pg_logical_emit_message(true, 'skdp', 'charge on disk')")
+_FLUSH = f"BEGIN; {_WAIT}; COMMIT"
 
 
 def _rollback(conn):

@@ -358,9 +358,10 @@ def test_a_charge_commits_asynchronously_then_waits_for_the_disk_in_one_round_tr
     budget.charge(pure_dp_rdp(1.0))
     monkeypatch.undo()
     assert len(sent) == 1  # the writes, the COMMIT and the wait: one message
-    statements = [part.strip() for part in sent[0].split("; ")]
-    assert statements[0] == "SET LOCAL synchronous_commit = off"  # the row is free at COMMIT
-    assert statements[-2:] == ["COMMIT", _postgres._FLUSH]  # then the wait, outside the lock
+    assert sent[0].startswith("SET LOCAL synchronous_commit = off; ")  # the row is free at COMMIT
+    assert sent[0].endswith("; COMMIT; " + _postgres._FLUSH)  # then the wait, outside the lock
+    # the wait is its own transaction with synchronous_commit on, whatever the server's setting
+    assert _postgres._FLUSH.startswith("BEGIN; SET LOCAL synchronous_commit = on; ")
 
 
 def test_the_flush_waits_until_an_asynchronous_commit_is_on_disk(server):
@@ -376,7 +377,8 @@ def test_the_flush_waits_until_an_asynchronous_commit_is_on_disk(server):
 
 def test_a_failed_flush_fails_the_charge_which_stays_recorded(server, url, monkeypatch):
     budget = PrivacyBudget(10.0, 0.0, ledger=url)
-    monkeypatch.setattr(_postgres, "_FLUSH", "SELECT 1 / 0")  # fails after the COMMIT
+    monkeypatch.setattr(_postgres, "_FLUSH", "SELECT 1 / 0")  # fails after the COMMIT,
+    monkeypatch.setattr(_postgres, "_WAIT", "SELECT 1 / 0")  # and in the lookup that follows
     with pytest.raises(LedgerConnectionError, match="may have recorded the charge but did not "
                                                     "confirm that it is on disk.*did not run"):
         budget.charge(pure_dp_rdp(1.0))

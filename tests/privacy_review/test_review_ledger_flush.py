@@ -42,8 +42,12 @@ def slow_writer_server():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_each_charge_is_flushed_before_charge_returns(slow_writer_server):
-    url = f"{slow_writer_server.get_uri()}&budget=flush-{uuid.uuid4().hex[:8]}"
+@pytest.mark.parametrize("options", ["", "&options=-c%20synchronous_commit%3Doff"],
+                         ids=["server default", "synchronous_commit off in the URL"])
+def test_each_charge_is_flushed_before_charge_returns(slow_writer_server, options):
+    # synchronous_commit=off on the connection (or the role, the database, the server) must
+    # not make the wait for the flush return early: the flush sets it on for itself
+    url = f"{slow_writer_server.get_uri()}{options}&budget=flush-{uuid.uuid4().hex[:8]}"
     budget = PrivacyBudget(100.0, 0.0, ledger=url)
     with psycopg.connect(slow_writer_server.get_uri(), autocommit=True) as admin:
         for _ in range(5):
