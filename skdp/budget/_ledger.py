@@ -151,8 +151,10 @@ def _sync_log(path):
     charge decided on a total that includes an earlier one is in the same
     log after it, and is never on disk without it.
     """
+    # SQLite keeps the log beside the file a symbolic link points to, not beside the link
+    # (a path through a link found its log missing and synced nothing; found in a review).
     try:
-        fd = os.open(path + "-wal", os.O_RDWR)
+        fd = os.open(os.path.realpath(path) + "-wal", os.O_RDWR)
     except FileNotFoundError:
         return  # checkpointed into the database file, synced, and removed by the last close
     try:

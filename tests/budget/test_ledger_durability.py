@@ -88,3 +88,28 @@ def test_a_failed_sync_fails_the_charge_which_stays_recorded(tmp_path, monkeypat
     monkeypatch.undo()
     other.close()
     assert len(budget) == 1  # it counts, unused: never under the spend
+
+
+def test_a_ledger_reached_through_a_symbolic_link_syncs_the_log_beside_its_file(
+        tmp_path, monkeypatch):
+    # SQLite keeps the log beside the file the link points to; the sync must find it there
+    # (it looked beside the link, found nothing and synced nothing)
+    (tmp_path / "real").mkdir()
+    real = str(tmp_path / "real" / "ledger.sqlite")
+    link = str(tmp_path / "link.sqlite")
+    PrivacyBudget(10.0, 0.0, ledger=real)
+    os.symlink(real, link)
+    budget = PrivacyBudget.open(link)
+    budget.charge(pure_dp_rdp(0.1))
+    other = sqlite3.connect(real, isolation_level=None)  # another user: the log stays
+    try:
+        other.execute("SELECT count(*) FROM charges").fetchone()
+        synced = []
+        sync = _ledger._sync
+        monkeypatch.setattr(_ledger, "_sync",
+                            lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), sync(fd)))
+        budget.charge(pure_dp_rdp(0.1))
+        assert os.path.exists(real + "-wal")
+        assert synced == [real + "-wal"]
+    finally:
+        other.close()
