@@ -116,7 +116,7 @@ class SparseBins:
         """
         d, b = self.n_features, self.n_bins
         flat = node[self.rows] * (d * b) + self.offset
-        # np.nonzero lists the entries row by row: each bin adds its rows in increasing order.
+        # Each feature's entries are in increasing row order: each bin adds its rows in order.
         hist = np.bincount(flat, weights=weights[self.rows], minlength=n_nodes * d * b)
         hist = hist.astype(np.float64, copy=False).reshape(n_nodes, d, b)
         totals = np.bincount(node, weights=weights, minlength=n_nodes)
