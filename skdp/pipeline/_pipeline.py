@@ -174,16 +174,16 @@ class DPPipeline(_DocLinkMixin, Pipeline):
     >>> len(budget)
     1
 
-    One total, split for the steps:
+    One total, split for the steps (a scaler given public bounds weighs 0.35 of the model):
 
     >>> pipe = make_pipeline(DPStandardScaler(bounds=(-3, 3)),
     ...                      DPGaussianNB(bounds=(-3, 3), classes=[0, 1]),
     ...                      epsilon=0.3, budget=budget)
     >>> split = pipe.epsilon_split(X, y)
     >>> {key: round(eps, 3) for key, eps in split.items()}
-    {'dpstandardscaler__epsilon': 0.228, 'dpgaussiannb__epsilon': 0.228}
+    {'dpstandardscaler__epsilon': 0.108, 'dpgaussiannb__epsilon': 0.308}
     >>> round(pipe.fit(X, y).epsilon_split_["dpgaussiannb__epsilon"], 3)
-    0.228
+    0.308
     """
 
     def __init__(self, steps: list[tuple[str, Any]], *, epsilon: float | None = None,
