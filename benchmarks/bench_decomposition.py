@@ -63,6 +63,7 @@ from sklearn.decomposition import PCA  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _peers import run_peer  # noqa: E402
+from _scores import captured, inertia  # noqa: E402
 from _speed import speed_table  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
@@ -129,20 +130,6 @@ for seed in job["seeds"]:
     signal.alarm(0)
 print(json.dumps(dict(results=out, seconds=seconds)))
 """
-
-
-def captured(X, components):
-    """Sum over the components v of vᵀ Σ v, Σ the covariance of X (rows orthonormalised)."""
-    q, _ = np.linalg.qr(np.asarray(components).T)
-    Xc = X - X.mean(axis=0)
-    return float(np.sum((Xc @ q) ** 2) / (len(X) - 1))
-
-
-def inertia(X, centers):
-    centers = np.asarray(centers)
-    d = (np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ centers.T
-         + np.einsum("ij,ij->i", centers, centers)[None])
-    return float(np.maximum(d, 0).min(axis=1).sum())
 
 
 def summary(values):

@@ -69,6 +69,7 @@ from sklearn.cluster import KMeans  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from _peers import peer_python, run_peer  # noqa: E402
+from _scores import inertia  # noqa: E402
 from _speed import speed_table  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
@@ -111,13 +112,6 @@ def mixture(n, d, k, seed):
     labels = rng.integers(0, k, size=2 * n)
     X = means[labels] + rng.standard_normal((2 * n, d))
     return X[:n], X[n:]
-
-
-def inertia(X, centers):
-    centers = np.asarray(centers, dtype=float)
-    d = (np.einsum("ij,ij->i", X, X)[:, None] - 2 * X @ centers.T
-         + np.einsum("ij,ij->i", centers, centers)[None])
-    return float(np.maximum(d, 0).min(axis=1).sum())
 
 
 def baseline_class(rev):

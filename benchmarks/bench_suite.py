@@ -65,6 +65,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # for the _suite_* helpers
 import _suite_peers as peers  # noqa: E402
+from _scores import captured, inertia  # noqa: E402
 from _suite_data import LOADERS  # noqa: E402
 
 EPSILONS = [0.1, 0.5, 1.0, 2.0, 5.0, math.inf]
@@ -278,18 +279,6 @@ def make_ebm(task, eps, seed):
         privacy_target_min=lo, privacy_target_max=hi, n_jobs=1, random_state=seed)
 
 
-def test_inertia(X, centers):
-    """Sum over the rows of X of the squared distance to the nearest centre."""
-    d2 = (np.sum(X * X, axis=1)[:, None] - 2 * X @ centers.T + np.sum(centers * centers, axis=1)[None, :])
-    return float(np.sum(np.maximum(d2.min(axis=1), 0.0)))
-
-
-def captured_variance(X, components):
-    """Variance of the rows of X (centred at their own mean) along the given components."""
-    Xc = X - X.mean(axis=0)
-    return float(np.sum((Xc @ np.asarray(components).T) ** 2))
-
-
 _UNSUPERVISED_REFS = {}
 
 
@@ -302,10 +291,10 @@ def unsupervised_reference(family, task):
 
         if family == "kmeans":
             centers = KMeans(N_CLUSTERS, n_init=10, random_state=0).fit(task.X_train).cluster_centers_
-            _UNSUPERVISED_REFS[key] = test_inertia(task.X_test, centers)
+            _UNSUPERVISED_REFS[key] = inertia(task.X_test, centers)
         else:
             pca = PCA(N_COMPONENTS, svd_solver="full").fit(task.X_train)
-            _UNSUPERVISED_REFS[key] = captured_variance(task.X_test, pca.components_)
+            _UNSUPERVISED_REFS[key] = captured(task.X_test, pca.components_)
     return _UNSUPERVISED_REFS[key]
 
 
@@ -313,8 +302,8 @@ def unsupervised_ratio(family, task, fitted):
     """The ratio to scikit-learn of a fitted k-means (its centres) or PCA (its components)."""
     ref = unsupervised_reference(family, task)
     if family == "kmeans":
-        return ref / test_inertia(task.X_test, fitted)
-    return captured_variance(task.X_test, fitted) / ref
+        return ref / inertia(task.X_test, fitted)
+    return captured(task.X_test, fitted) / ref
 
 
 def fit_score(spec, est, task):
