@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget, stats
+from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
@@ -189,6 +190,27 @@ def test_pca_equals_the_in_memory_fit(client, params):
                                rtol=1e-8, atol=1e-9)
 
 
+@pytest.mark.parametrize("kind, params", [
+    ("array", {"bounds": (-30, 40)}),  # the tree coreset: paths counted, then leaves summed
+    ("frame", {}),  # private bounds
+    ("array", {"init": "random", "bounds": (-30, 40), "max_iter": 3}),
+    ("array", {"bounds": (-30, 40), "epsilon": 0.01}),  # both children dropped: one leaf
+])
+def test_kmeans_equals_the_in_memory_fit(client, kind, params):
+    X, _ = _data()
+    X[:2000] += 20.0  # three clusters, so the tree branches
+    X[2000:4000] -= 10.0
+    Xd = _lazy(X, kind)
+    if kind == "frame":
+        X = Xd.compute()
+    ref, got = _same_fit(lambda b: DPKMeans(3, budget=b, random_state=8, **params), X, Xd,
+                         "cluster_centers_", "n_iter_", "bounds_")
+    labels, distances = got.predict(Xd), got.transform(Xd)
+    assert isinstance(labels, da.Array) and isinstance(distances, da.Array)
+    np.testing.assert_array_equal(labels.compute(), ref.predict(X))
+    np.testing.assert_allclose(distances.compute(), ref.transform(X), rtol=1e-9, atol=1e-9)
+
+
 def test_a_pipeline_of_dask_steps_equals_the_in_memory_one(client):
     # the scaler's lazy transform feeds the model's fit; y may stay in memory
     from sklearn.pipeline import make_pipeline
@@ -246,6 +268,8 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
                    budget=budget)
     with pytest.raises(ValueError, match="epsilon=inf"):
         DPPCA(epsilon=np.inf).fit(Xd)
+    with pytest.raises(ValueError, match="epsilon=inf"):
+        DPKMeans(2, epsilon=np.inf).fit(Xd)
     with pytest.raises(ValueError, match="labels not in classes"):
         DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,7 @@ from ..stats._range import (
 )
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._blocks import map_blocks
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy, row_sums
 from ..utils._validation import check_scalar, validate_data
 
 if TYPE_CHECKING:
@@ -84,9 +86,14 @@ def _nearest(Y, centers, center_sq):
 
 
 def _group_sums(labels, Y, k):
-    """(k, d) sums of the rows of Y by label (labels in 0..k-1), as one sparse product."""
-    n = len(labels)
-    onehot = sparse.csr_matrix((np.ones(n), labels, np.arange(n + 1)), shape=(n, k))
+    """(k, d) sums of the rows of Y by label (labels in 0..k-1; -1: none), one sparse product.
+
+    The rows labelled -1 have no entry in the sparse one-hot matrix: no copy of Y is made.
+    """
+    inside = labels >= 0
+    indptr = np.concatenate([[0], np.cumsum(inside)])
+    onehot = sparse.csr_matrix((np.ones(int(indptr[-1])), labels[inside], indptr),
+                               shape=(len(labels), k))
     return np.asarray(onehot.T @ Y, dtype=float)
 
 
@@ -107,89 +114,118 @@ def _n_steps(n_hat, n_clusters, n_features, z):
     return int(min(MAX_AUTO_STEPS, max(1, math.floor(ratio * ratio))))
 
 
+def _paths(Y, directions):
+    """Each row's path down the tree: bit l (from the top) is its side of hyperplane l.
+
+    The sides are those of ⟨g_l, y⟩ >= 0 for the rows y of the block ``Y``;
+    as an int, the path of level l is ``path >> (TREE_DEPTH - l)``.
+    """
+    path = np.zeros(len(Y), dtype=np.int64)
+    for side in directions @ Y.T >= 0.0:
+        path = 2 * path + side
+    return path
+
+
+def _path_counts(X, *, box, directions):
+    """The number of rows of each path (2^TREE_DEPTH counts): a block function of a pass."""
+    def run(blocks):
+        return [np.bincount(_paths(Y, directions), minlength=2 ** TREE_DEPTH)
+                for _, Y in _centred_blocks(X, box, blocks)]
+
+    return sum(map_blocks(run, *X.shape))
+
+
+def _leaf_sums(X, *, box, directions, leaf_of, shift, m):
+    """(m, d) sums of the centred rows of each leaf; ``leaf_of[path >> shift]`` is the leaf (-1: none).
+
+    A block function of a pass; the blocks' sums are added in block order.
+    """
+    def run(blocks):
+        parts = []
+        for _, Y in _centred_blocks(X, box, blocks):
+            parts.append(_group_sums(leaf_of[_paths(Y, directions) >> shift], Y, m))
+        return parts
+
+    sums = np.zeros((m, X.shape[1]))
+    for part in map_blocks(run, *X.shape):
+        sums += part
+    return sums
+
+
+def _tree_leaves(path_counts, n_hat, node_min, branch_min, z_level, rng):
+    """The tree's leaves, from the number of rows of each path; returns (levels, paths, counts).
+
+    A node of level l is a path of l bits; its rows are the rows whose path
+    starts with it, so the counts of every level are sums of ``path_counts``
+    (which may be None when the root does not branch). The nodes of a level
+    are kept in the order of their paths, and the leaves in the order they
+    are found.
+    """
+    nodes = np.zeros(1, dtype=np.int64)  # the level's nodes, as paths
+    counts = np.array([n_hat])  # their noisy counts
+    levels, paths, leaf_counts = [], [], []
+
+    def add(level, found, found_counts):
+        levels.extend([level] * len(found))
+        paths.extend(found)
+        leaf_counts.extend(found_counts)
+
+    for level in range(TREE_DEPTH + 1):
+        branching = counts >= branch_min if level < TREE_DEPTH else np.zeros(len(counts), bool)
+        add(level, nodes[~branching], counts[~branching])  # nodes that do not branch are leaves
+        parents = nodes[branching]
+        if len(parents) == 0:
+            break
+        children = (2 * parents[:, None] + np.arange(2)).ravel()
+        child_counts = path_counts.reshape(2 ** (level + 1), -1).sum(axis=1)[children]
+        child_counts = child_counts.astype(float) + rng.normal(0.0, z_level, size=len(children))
+        kept = child_counts >= node_min
+        # A branching node whose children are all dropped is a leaf with all its rows; the
+        # rows of a dropped child of a node with a kept child leave the tree.
+        lone = ~kept.reshape(-1, 2).any(axis=1)
+        add(level, parents[lone], counts[branching][lone])
+        nodes, counts = children[kept], child_counts[kept]
+        if len(counts) == 0:
+            break
+    return np.array(levels, dtype=np.int64), np.array(paths, dtype=np.int64), leaf_counts
+
+
 def _tree_coreset(X, box, H, n_hat, n_clusters, z_level, z_leaf, rng):
     """A private coreset of the rows Y of X clipped to ``box`` and centred at its midpoint.
 
-    It holds the noisy means and counts of a tree's leaves; Y is read by
-    blocks (:func:`_centred_blocks`), twice: for the sides of every row, then
-    for the leaves' sums.
+    It holds the noisy means and counts of a tree's leaves. The tree is a prefix tree of
+    random-hyperplane hashes (SimHash, Charikar 2002): level l splits each node by the
+    sign of ⟨g_l, y⟩, g_l a Gaussian direction drawn independently of the data. A node
+    branches where its noisy count reaches ``branch_min``; a child is kept where its noisy
+    count reaches ``node_min`` (rows of the others are dropped), and a node without kept
+    children is a leaf, as in Chang, Ghazi, Kumar & Manurangsi 2021 (the private coreset
+    of Google's DP clustering library). A row is in one node of each level, so each
+    level's counts have L2 sensitivity 1 (noise std ``z_level``); it is in at most one
+    leaf, so the leaves' sums have L2 sensitivity H (noise std ``z_leaf``·H per
+    coordinate). Returns (points, weights).
 
-    The tree is a prefix tree of random-hyperplane hashes (SimHash, Charikar 2002): level
-    l splits each node by the sign of ⟨g_l, y⟩, g_l a Gaussian direction drawn
-    independently of the data. A node branches where its noisy count reaches
-    ``branch_min``; a child is kept where its noisy count reaches ``node_min`` (rows of
-    the others are dropped), and a node without kept children is a leaf, as in Chang,
-    Ghazi, Kumar & Manurangsi 2021 (the private coreset of Google's DP clustering library).
-    A row is in one node of each level, so each level's counts have L2 sensitivity 1
-    (noise std ``z_level``); it is in at most one leaf, so the leaves' sums have L2
-    sensitivity H (noise std ``z_leaf``·H per coordinate). Returns (points, weights).
+    Two passes of sums over the rows (:func:`~skdp.utils._rows.row_sums`, in memory or
+    on dask chunks): the number of rows of each path (:func:`_paths`), from which every
+    level's counts are sums, then the sums of each leaf's rows, whose paths are computed
+    again from the same directions. No row's state is kept between the passes.
     """
     n, d = X.shape
     node_min = max(1.0, min(LEAF_ROWS * math.sqrt(d) * z_leaf, n_hat / (2.0 * n_clusters)))
     branch_min = BRANCH_FACTOR * node_min
     directions = rng.standard_normal((TREE_DEPTH, d))
-    above = np.empty((TREE_DEPTH, n), dtype=bool)  # the side of each level's hyperplane
-
-    def sides(blocks):
-        for rows, Y in _centred_blocks(X, box, blocks):
-            above[:, rows] = directions @ Y.T >= 0.0
-        return blocks
-
-    map_blocks(sides, n, d)
-    rows = np.arange(n)  # the rows still in the tree (not in a leaf, not dropped)
-    node = np.zeros(n, dtype=np.int64)  # their node at this level
-    counts = np.array([n_hat])  # the level's noisy counts
-    leaf = np.full(n, -1, dtype=np.int64)  # each row's leaf, -1: none (dropped)
-    leaf_counts = []
-    for level in range(TREE_DEPTH + 1):
-        branching = counts >= branch_min if level < TREE_DEPTH else np.zeros(len(counts), bool)
-        # Nodes that do not branch are leaves, with their rows.
-        # (The passes over the rows below are skipped where the noisy counts leave nothing to do.)
-        ends = np.flatnonzero(~branching)
-        if len(ends):
-            leaf_of = np.full(len(counts), -1, dtype=np.int64)
-            leaf_of[ends] = len(leaf_counts) + np.arange(len(ends))
-            leaf_counts.extend(counts[ends])
-            done = leaf_of[node] >= 0
-            leaf[rows[done]] = leaf_of[node[done]]
-            rows, node = rows[~done], node[~done]
-        parents = np.flatnonzero(branching)
-        if len(parents) == 0:
-            break
-        if len(parents) < len(counts):
-            slot = np.full(len(counts), -1, dtype=np.int64)
-            slot[parents] = np.arange(len(parents))
-            node = slot[node]
-        child = 2 * node + above[level, rows]
-        child_counts = np.bincount(child, minlength=2 * len(parents)).astype(float)
-        child_counts += rng.normal(0.0, z_level, size=len(child_counts))
-        kept = child_counts >= node_min
-        # A branching node whose children are all dropped is a leaf with all its rows.
-        lone = ~kept.reshape(-1, 2).any(axis=1)  # by slot
-        stay = np.ones(len(rows), dtype=bool)
-        if lone.any():
-            leaf_of = np.full(len(parents), -1, dtype=np.int64)
-            leaf_of[lone] = len(leaf_counts) + np.arange(int(lone.sum()))
-            leaf_counts.extend(counts[parents[lone]])
-            done = leaf_of[node] >= 0
-            leaf[rows[done]] = leaf_of[node[done]]
-            stay = ~done
-        # The rows of a dropped child of a node with a kept child leave the tree.
-        renumber = np.full(len(child_counts), -1, dtype=np.int64)
-        renumber[kept] = np.arange(int(kept.sum()))
-        node = renumber[child]
-        stay &= node >= 0
-        rows, node = rows[stay], node[stay]
-        counts = child_counts[kept]
-        if len(counts) == 0:
-            break
-    m = len(leaf_counts)
-    if m == 0:
-        return np.zeros((0, d)), np.zeros(0)
-    sums = np.zeros((m, d))
-    for rows, Y in _centred_blocks(X, box):
-        inside = leaf[rows] >= 0
-        sums += _group_sums(leaf[rows][inside], Y[inside], m)
+    path_counts = None
+    if n_hat >= branch_min:  # the root branches: the first pass
+        path_counts = row_sums(partial(_path_counts, box=box, directions=directions), X)
+    levels, paths, leaf_counts = _tree_leaves(path_counts, n_hat, node_min, branch_min,
+                                              z_level, rng)
+    # Each leaf of level l owns the paths of the deepest leaf's length that start with it.
+    depth = int(levels.max())
+    leaf_of = np.full(2 ** depth, -1, dtype=np.int64)
+    for i, (level, path) in enumerate(zip(levels, paths)):
+        width = 2 ** (depth - level)
+        leaf_of[path * width:(path + 1) * width] = i
+    sums = row_sums(partial(_leaf_sums, box=box, directions=directions, leaf_of=leaf_of,
+                            shift=TREE_DEPTH - depth, m=len(levels)), X)
     sums += rng.normal(0.0, z_leaf * H, size=sums.shape)
     weights = np.maximum(np.asarray(leaf_counts, dtype=float), 1.0)
     return sums / weights[:, None], weights
@@ -304,6 +340,13 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     would need more budget, and the labels are one output per person.
     ``fit_predict`` returns them without storing them.
 
+    **Dask.** ``fit`` also takes a dask array or DataFrame (finite ε): the
+    number of rows of each path of the tree, the leaves' sums and each Lloyd
+    step's counts and sums are passes of sums over the chunks, and the
+    hyperplanes and the noise are drawn on the client, so for the same seed
+    the centres are the in-memory ones up to round-off; ``predict`` and
+    ``transform`` of dask input are lazy (:ref:`larger_than_memory`).
+
     Examples
     --------
     >>> import numpy as np
@@ -374,7 +417,8 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        X = check_lazy_X(self, X) if lazy else validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         n_clusters = check_scalar(self.n_clusters, "n_clusters", int, min_val=1)
         max_iter = self._check_max_iter()
@@ -382,6 +426,8 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         bounds = check_bounds_or_none(self.bounds, n_features)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
+        if lazy and epsilon == math.inf:
+            raise refuse_lazy("epsilon=inf (scikit-learn's KMeans of the rows)")
         rng = self._check_generator()
         if epsilon != math.inf and delta == 0:
             raise ValueError("DPKMeans adds Gaussian noise and needs delta > 0.")
@@ -479,6 +525,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
     def _n_features_out(self):
         return self.cluster_centers_.shape[0]
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """The nearest centre of each row, clipped to ``bounds_`` as in the fit.
 
@@ -509,6 +556,7 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
         """
         return self.fit(X).predict(X)
 
+    @lazy_rows
     def transform(self, X: ArrayLike) -> NDArray:
         """Euclidean distances of each (clipped) row to every centre.
 
@@ -526,14 +574,39 @@ class DPKMeans(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMix
                                                                 self.cluster_centers_)))
 
 
+def _cluster_sums(X, *, box, shifted, center_sq):
+    """Per cluster, the count and the sum of the centred rows nearest its centre.
+
+    ``shifted`` are the centres less the box's midpoint, ``center_sq`` their
+    squared norms. A block function of a pass (in memory or on a dask chunk):
+    per block one product for the distances and one for the clusters' sums,
+    added in block order.
+    """
+    k, d = shifted.shape
+
+    def run(blocks):
+        parts = []
+        for _, Y in _centred_blocks(X, box, blocks):
+            labels = _nearest(Y, shifted, center_sq)
+            onehot = (labels == np.arange(k)[:, None]).astype(float)  # (k, rows)
+            parts.append((onehot.sum(axis=1), onehot @ Y))
+        return parts
+
+    counts, sums = np.zeros(k), np.zeros((k, d))
+    for block_counts, block_sums in map_blocks(run, *X.shape):  # in block order
+        counts += block_counts
+        sums += block_sums
+    return counts, sums
+
+
 class _LloydStep:
     """One private Lloyd step on the rows of X clipped to ``box`` and centred at its midpoint c.
 
     Centroids from noisy counts and sums. ``z`` is the noise multiplier of the step's
     Gaussian vector: the counts (sensitivity 1) get std z/√count_w and the sums (L2
     sensitivity H) std z·H/√(1 − count_w), so the vector has L2 sensitivity 1 once scaled
-    (one row is in one cluster). The rows are read by blocks (:func:`_centred_blocks`): per
-    block one product for the distances and one for the clusters' sums.
+    (one row is in one cluster). The counts and sums are one pass of
+    :func:`_cluster_sums` (:func:`~skdp.utils._rows.row_sums`: in memory or on dask chunks).
     """
 
     def __init__(self, X, c, H, z, count_w, box, rng):
@@ -544,18 +617,8 @@ class _LloydStep:
         k, d = centers.shape
         shifted = centers - self.c
         center_sq = np.einsum("ij,ij->i", shifted, shifted)
-        def run(blocks):
-            parts = []
-            for _, Y in _centred_blocks(self.X, self.box, blocks):
-                labels = _nearest(Y, shifted, center_sq)
-                onehot = (labels == np.arange(k)[:, None]).astype(float)  # (k, rows)
-                parts.append((onehot.sum(axis=1), onehot @ Y))
-            return parts
-
-        counts, sums = np.zeros(k), np.zeros((k, d))
-        for block_counts, block_sums in map_blocks(run, *self.X.shape):  # in block order
-            counts += block_counts
-            sums += block_sums
+        counts, sums = row_sums(partial(_cluster_sums, box=self.box, shifted=shifted,
+                                        center_sq=center_sq), self.X)
         count_std = self.z / math.sqrt(self.count_w)
         counts = counts + self.rng.normal(0.0, count_std, size=k)
         sums = sums + self.rng.normal(0.0, self.z * self.H / math.sqrt(1.0 - self.count_w),
