@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from skdp import PrivacyBudget
+from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
@@ -32,8 +33,10 @@ MODELS = {
     "linreg": (lambda: DPLinearRegression(epsilon=1.0, random_state=3), Y_REAL),
     "logreg": (lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=3), Y_CLASS),
     "pca": (lambda: DPPCA(n_components=2, epsilon=1.0, random_state=3), None),
+    "kmeans": (lambda: DPKMeans(2, epsilon=1.0, random_state=3), None),
 }
-ATTRS = ("mean_", "scale_", "theta_", "var_", "coef_", "intercept_", "components_")
+ATTRS = ("mean_", "scale_", "theta_", "var_", "coef_", "intercept_", "components_",
+         "cluster_centers_")
 
 
 def _flaky(bad, calls):
