@@ -6,7 +6,9 @@ peak is reset before each fit, so it is that fit's), and the test score of
 the model next to that of the same estimator fitted in memory on the first ``--sample``
 rows, and next to dask-ml's non-private estimator fitted on the same dask rows on the same
 cluster (when dask-ml is installed: ``pip install dask-ml``). The test rows are another
-draw of the same distribution. Usage::
+draw of the same distribution. DPKMeans (against dask-ml's KMeans, k-means|| seeding) runs
+on rows drawn about 5 centres; its score is the test rows' mean squared distance to the
+nearest centre (lower is better; the true centres give about ``--features``). Usage::
 
     python benchmarks/bench_dask.py                       # 10^7 rows x 10 features
     python benchmarks/bench_dask.py --rows 100000000      # 10^8 rows: 8 GB as float64
@@ -20,20 +22,36 @@ import resource
 import time
 
 import numpy as np
+from _scores import inertia
 
 WEIGHTS_SEED, TRAIN_SEED, TEST_SEED = 0, 1, 2
+N_CLUSTERS = 5
+UNSUPERVISED = ("scaler", "clustering")
 
 
 def _weights(d):
     return np.random.default_rng(WEIGHTS_SEED).normal(0.0, 1.0, d) / np.sqrt(d)
 
 
+def _centres(d):
+    """The clusters' centres of the clustering rows: N_CLUSTERS uniform points in [-2, 2]^d."""
+    return np.random.default_rng(WEIGHTS_SEED).uniform(-2.0, 2.0, (N_CLUSTERS, d))
+
+
 def _rows(n, d, chunk, seed, task):
-    """X ~ N(0, I) and the target of ``task``, both lazy (chunks drawn on the workers)."""
+    """X ~ N(0, I) and the target of ``task``, both lazy (chunks drawn on the workers).
+
+    For ``task="clustering"``, X is N(0, I) about one of :func:`_centres` drawn uniformly
+    for each row, and the target is the row's cluster.
+    """
     import dask.array as da
 
     rng = da.random.default_rng(seed)
     X = rng.normal(0.0, 1.0, size=(n, d), chunks=(chunk, d))
+    if task == "clustering":
+        labels = rng.integers(0, N_CLUSTERS, size=n, chunks=chunk)
+        onehot = (labels[:, None] == np.arange(N_CLUSTERS)).astype(float)
+        return X + onehot @ _centres(d), labels
     score = X @ _weights(d)
     noise = rng.normal(0.0, 1.0, size=n, chunks=chunk)
     if task == "regression":
@@ -43,7 +61,8 @@ def _rows(n, d, chunk, seed, task):
 
 def _reset_peak():
     """Reset this process's peak resident memory (Linux: VmHWM, reset by clear_refs 5); warm up."""
-    import skdp.linear_model  # noqa: F401  (imported before the timed fit, in every worker)
+    import skdp.cluster  # noqa: F401  (imported before the timed fit, in every worker)
+    import skdp.linear_model  # noqa: F401
     import skdp.naive_bayes  # noqa: F401
     import skdp.preprocessing  # noqa: F401
 
@@ -61,6 +80,8 @@ def _peak_rss():
 
 
 def _score(model, X, y, task):
+    if task == "clustering":  # the test rows' mean squared distance to the nearest centre
+        return inertia(X, model.cluster_centers_) / len(X)
     pred = model.predict(X)
     pred = np.asarray(pred.compute() if hasattr(pred, "compute") else pred)  # dask-ml's: lazy
     if task == "regression":
@@ -69,6 +90,7 @@ def _score(model, X, y, task):
 
 
 def _cases(d):
+    from skdp.cluster import DPKMeans
     from skdp.linear_model import DPLinearRegression, DPLogisticRegression
     from skdp.naive_bayes import DPGaussianNB
     from skdp.preprocessing import DPStandardScaler
@@ -93,6 +115,11 @@ def _cases(d):
                                                               random_state=0),
                                  ("dask_ml.linear_model", "LogisticRegression",
                                   {"solver": "lbfgs", "max_iter": 20})),
+        "DPKMeans": ("clustering",
+                     lambda: DPKMeans(N_CLUSTERS, bounds=(-6.0, 6.0), epsilon=1.0,
+                                      random_state=0),
+                     ("dask_ml.cluster", "KMeans", {"n_clusters": N_CLUSTERS,
+                                                    "random_state": 0})),
     }
     return cases
 
@@ -110,7 +137,7 @@ def _peer(spec):
 def _fit_on_cluster(client, make, X, y, task):
     client.run(_reset_peak)
     start = time.perf_counter()
-    model = make().fit(X) if task == "scaler" else make().fit(X, y)
+    model = make().fit(X) if task in UNSUPERVISED else make().fit(X, y)
     seconds = time.perf_counter() - start
     peaks = client.run(_peak_rss)
     return model, seconds, max(peaks.values())
@@ -153,7 +180,8 @@ def main(argv=None):
                                                            kind))
             model, seconds, peak = _fit_on_cluster(client, make, X, y, task)
             X_sample, y_sample = (np.asarray(a) for a in (X[:args.sample], y[:args.sample]))
-            small = make().fit(X_sample) if task == "scaler" else make().fit(X_sample, y_sample)
+            small = (make().fit(X_sample) if task in UNSUPERVISED
+                     else make().fit(X_sample, y_sample))
             if task == "scaler":  # the score of a scaler: max |mean error| + |std error|
                 score = f"{np.max(np.abs(model.mean_)) + np.max(np.abs(model.scale_ - 1)):.2e}"
                 small_score = (f"{np.max(np.abs(small.mean_)) + np.max(np.abs(small.scale_ - 1)):.2e}")
