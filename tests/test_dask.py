@@ -20,7 +20,7 @@ from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
-from skdp.preprocessing import DPStandardScaler
+from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
 from skdp.utils._rows import check_lazy_X, row_sums
 
 da = pytest.importorskip("dask.array")
@@ -108,6 +108,30 @@ def test_standard_scaler_equals_the_in_memory_fit(client, kind, params):
     np.testing.assert_allclose(out.compute(), ref.transform(X), rtol=1e-9, atol=1e-12)
     back = got.inverse_transform(out)  # (a DataFrame's partitions: rows of unknown number)
     assert isinstance(back, da.Array) and back.compute().shape == X.shape
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+@pytest.mark.parametrize("kind, params", [
+    ("array", {}),  # private bounds: the histograms summed over the chunks
+    ("frame", {"bounds": (-10, 30), "clip": True}),  # public bounds: nothing read
+    ("array", {"epsilon": np.inf}),  # the columns' minimum and maximum
+])
+def test_min_max_scaler_equals_the_in_memory_fit(client, kind, params):
+    X, _ = _data()
+    Xd = _lazy(X, kind)
+    if kind == "frame":
+        X = Xd.compute()
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_fit(lambda b: DPMinMaxScaler(budget=b if private else None,
+                                                  random_state=7, **params),
+                         X, Xd, "data_min_", "data_max_", "scale_", "min_", "bounds_")
+    out = got.transform(Xd)
+    assert isinstance(out, da.Array)
+    np.testing.assert_allclose(out.compute(), ref.transform(X), rtol=1e-9, atol=1e-12)
+    back = got.inverse_transform(out)
+    assert isinstance(back, da.Array)
+    np.testing.assert_allclose(back.compute(), ref.inverse_transform(ref.transform(X)),
+                               rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("kind, params", [
@@ -270,6 +294,8 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
         DPPCA(epsilon=np.inf).fit(Xd)
     with pytest.raises(ValueError, match="epsilon=inf"):
         DPKMeans(2, epsilon=np.inf).fit(Xd)
+    with pytest.raises(ValueError, match="quantile_range .* is not available on dask input"):
+        DPMinMaxScaler(budget=budget, quantile_range=(0.1, 0.9)).fit(Xd)
     with pytest.raises(ValueError, match="labels not in classes"):
         DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

@@ -21,6 +21,7 @@ from ..stats._range import (
     split_curve,
 )
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy
 from ..utils._validation import validate_data
 from ._validation import check_bool, check_feature_range, check_quantile_pair, finite_output
 
@@ -29,6 +30,15 @@ if TYPE_CHECKING:
     from ..budget import PrivacyBudget
 
 __all__ = ["DPMinMaxScaler"]
+
+
+def _min_max(X):
+    """The exact minimum and maximum of each column (``epsilon=inf``), of memory or dask rows."""
+    if not is_lazy(X):
+        return X.min(axis=0), X.max(axis=0)
+    import dask
+
+    return tuple(np.asarray(v) for v in dask.compute(X.min(axis=0), X.max(axis=0)))
 
 
 class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -128,6 +138,11 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
     The quantiles are not hardened against floating-point attacks unless
     ``secure=True`` (see the parameter and :ref:`floating_point`).
 
+    ``fit`` also takes a dask array or DataFrame (:ref:`larger_than_memory`):
+    the private bounds' histograms, or at ``epsilon=inf`` the minimum and
+    maximum, are reduced over the chunks, and ``transform`` is lazy; the
+    quantiles and ``secure=True`` still need the rows in memory.
+
     Examples
     --------
     >>> import numpy as np
@@ -195,7 +210,8 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        X = check_lazy_X(self, X) if lazy else validate_data(self, X, dtype=np.float64)
         n_features = X.shape[1]
         low, high = check_feature_range(self.feature_range)
         bounds = check_bounds_or_none(self.bounds, n_features)
@@ -203,10 +219,14 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         delta = check_delta(self.delta)
         check_bool(self.clip, "clip")
         secure = check_bool(self.secure, "secure")
+        if lazy and secure:
+            raise refuse_lazy("secure=True")
         rng = self._check_generator()
         levels = None
         if self.quantile_range is not None:
             levels = np.array(check_quantile_pair(self.quantile_range))
+            if lazy:
+                raise refuse_lazy("quantile_range (DP quantiles of the sorted rows)")
         # The whole curve from public parameters. Without public bounds (finite
         # epsilon) the private bounds come first: all of epsilon when they are the
         # range, their share when DP quantiles are searched within them.
@@ -235,7 +255,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.bounds_ = no_bounds(n_features) if bounds is None else bounds
         if levels is None:
             # epsilon=inf without bounds: the data's minimum and maximum, as scikit-learn
-            data_min, data_max = (X.min(axis=0), X.max(axis=0)) if bounds is None else bounds
+            data_min, data_max = _min_max(X) if bounds is None else bounds
         else:
             if bounds is None:  # epsilon=inf without bounds: numpy's quantiles of the data
                 q = np.quantile(X, levels, axis=0)
@@ -255,6 +275,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
         self.data_range_ = data_range
         return self
 
+    @lazy_rows
     def transform(self, X: ArrayLike) -> NDArray:
         """Scale X to ``feature_range``.
 
@@ -273,6 +294,7 @@ class DPMinMaxScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, B
             Xt = np.clip(Xt, *check_feature_range(self.feature_range))
         return Xt
 
+    @lazy_rows
     def inverse_transform(self, X: ArrayLike) -> NDArray:
         """Undo the scaling.
 
