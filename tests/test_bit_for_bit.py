@@ -116,8 +116,8 @@ EXPECTED = {
         "0x1.ba2762296dfd4p-1", "0x1.eb04579f9d7ebp-2",
     ],
     "DPRandomForestClassifier": [
-        "0x1.77e6addcc2fd9p-1", "0x1.f61ee30bab58dp-2", "0x1.26c0dc82c9a1bp-1",
-        "0x1.98ac4fdab0e37p-1", "0x1.887d33dd0e08bp-2",
+        "0x1.b988a91ccfaadp-1", "0x1.409b42d6e4a13p-2", "0x1.5cffcb2971a40p-1",
+        "0x1.62ac9a2d60b58p-1", "0x1.b4617594a1140p-4",
     ],
     "DPGaussianNB": [
         "0x1.71882f402a04dp-2", "0x1.5c517374c966fp-2", "0x1.d60d7e76713c1p-2",

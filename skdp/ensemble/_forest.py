@@ -67,9 +67,13 @@ random_state, secure
     randomness, as Breiman's forests); the predicted probabilities are the
     mean of the trees' leaf frequencies. The trees compose: n trees of ρ/n
     each are ρ-zCDP (Bun & Steinke 2016, Lemma 2.3), ρ calibrated to (ε, δ)
-    and charged once before any value is read. Every tree sees every row:
-    under zCDP that beats disjoint subsets (each tree's signal falls by n
-    while its noise falls by √n only).
+    and charged once before any value is read. Each node's split is drawn
+    from the exponential mechanism's distribution by its inverse CDF, one
+    uniform per node, among the candidates of the features the node drew
+    (earlier versions drew one Gumbel per candidate of every feature: the
+    same distribution, but other forests for the same seed). Every tree
+    sees every row: under zCDP that beats disjoint subsets (each tree's
+    signal falls by n while its noise falls by √n only).
 
     Defaults (10 trees of depth 6, √d features per node) measured at ε = 1
     on Adult, breast cancer, fair and digits (benchmarks/bench_trees.py):

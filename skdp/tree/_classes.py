@@ -13,7 +13,8 @@ A tree is complete to ``max_depth`` over the bins of
   moves one class count of one child by 1 (the max-count score of
   Friedman & Schuster 2010, Sec. 4.3). One level of a tree is one
   ε_s-exponential mechanism (its nodes hold disjoint rows), ε_s²/8-zCDP
-  (Cesar & Rogers 2021, Lemma 3.2).
+  (Cesar & Rogers 2021, Lemma 3.2). Sampled by its inverse CDF, one uniform
+  per node (:mod:`._choice`), among the features the node drew.
 - a categorical feature (public categories, :mod:`._categorical`): the
   same mechanism over (categories' sign pattern, class a, class b) with the
   score C_L,a + C_R,b (sensitivity 1), sampled exactly
@@ -41,6 +42,7 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
 from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
+from ._choice import exponential_choice
 from ._grower import feature_importances, grow_tree
 from ._histogram import make_bins
 from ._zcdp import calibrate_rho
@@ -133,31 +135,81 @@ class CountSplitter:
         """(feature, bool row over the bins: True goes right) of each node.
 
         ``label`` is each row's class (0..k − 1). Every random number is drawn
-        first, in a fixed order and shapes fixed by the parameters (the
-        numeric candidates' Gumbel noise, each categorical feature's, then the
-        features drawn per node); then the class counts are computed for the
-        features that some node drew, and the other features' logits stay −∞.
+        first, in a fixed order and shapes fixed by the parameters (with
+        finite ε one uniform per node for the exponential mechanism's choice,
+        then each categorical feature's uniforms; then the features drawn per
+        node); then the class counts are computed for the features that some
+        node drew.
         """
         k = self.n_classes
         B = self.n_bins
         d = self.n_features
-        numeric = self.numeric
         categorical = np.flatnonzero(self.n_categories)
         private = self.split_epsilon != math.inf
-        if private:  # the exponential mechanism's noise
-            gumbel = rng.gumbel(size=(n_nodes, numeric.size, 2 * B - 1))
-            noise = {j: self._categorical_noise(n_nodes, int(self.n_categories[j]) + 1, k, rng)
+        if private:  # the exponential mechanism's uniforms
+            uniform = rng.random(n_nodes)
+            noise = {j: self._categorical_noise(n_nodes, int(self.n_categories[j]) + 1, rng)
                      for j in categorical}
-        masked = None
+        drawn = None
         if self.max_features < d:  # features drawn per node, public randomness
-            drawn = np.argsort(rng.random((n_nodes, d)), axis=1)
-            masked = np.ones((n_nodes, d), dtype=bool)
-            np.put_along_axis(masked, drawn[:, :self.max_features], False, axis=1)
-        used = np.arange(d) if masked is None else np.flatnonzero(~masked.all(axis=0))
+            drawn = np.argsort(rng.random((n_nodes, d)), axis=1)[:, :self.max_features]
+        used = np.arange(d) if drawn is None else np.unique(drawn)
         position = np.full(d, -1)
         position[used] = np.arange(used.size)
         hist = bins.counts(node, n_nodes, label, k, used)  # (k, nodes, used, bins)
         totals = hist[:, :, 0, :].sum(axis=2)  # (k, nodes)
+        if private:
+            if drawn is None:
+                drawn = np.broadcast_to(np.arange(d), (n_nodes, d))
+            return self._exponential_split(hist, totals, position, drawn, uniform, noise,
+                                           bins.n_bins)
+        return self._gini_split(hist, totals, position, drawn, bins.n_bins)
+
+    def _exponential_split(self, hist, totals, position, drawn, uniform, noise, n_bins_total):
+        """One draw per node of the exponential mechanism over its drawn features' candidates.
+
+        The candidates of a node are the 2B − 1 of each drawn numeric feature
+        (:mod:`._candidates`) and, for each drawn categorical feature, its
+        total weight (:meth:`_private_categorical`) in the place of its first
+        candidate; one uniform per node picks one of them
+        (:func:`._choice.exponential_choice`).
+        """
+        B = self.n_bins
+        n_nodes, m = drawn.shape
+        n_candidates = 2 * B - 1
+        log_weight = np.full((n_nodes, m, n_candidates), -np.inf)
+        nodes, slots = np.nonzero(self.n_categories[drawn] == 0)
+        if nodes.size:
+            # Left class counts of every (threshold, missing direction), (k, pairs, 2B − 1)
+            left = left_sums(hist[:, nodes, position[drawn[nodes, slots]]], B)
+            right = totals[:, nodes, None] - left
+            # sensitivity 1: one row moves one class count of one child by 1
+            log_weight[nodes, slots] = 0.5 * self.split_epsilon * (left.max(axis=0)
+                                                                   + right.max(axis=0))
+        sets = {}
+        for j in np.unique(drawn[self.n_categories[drawn] > 0]):
+            # (nodes, codes, k) counts of the categories and the missing
+            counts = np.moveaxis(hist[:, :, position[j], :self.n_categories[j] + 1], 0, 2)
+            logit, sets[j] = self._private_categorical(counts, *noise[j])
+            nodes, slots = np.nonzero(drawn == j)
+            log_weight[nodes, slots, 0] = logit[nodes]
+        choice = exponential_choice(log_weight.reshape(n_nodes, -1), uniform)
+        slot, candidate = np.divmod(choice, n_candidates)
+        feature = drawn[np.arange(n_nodes), slot]
+        table = numeric_tables(candidate, B, n_bins_total)
+        for j in sets:
+            nodes = np.flatnonzero(feature == j)
+            table[nodes] = False
+            table[nodes, :self.n_categories[j] + 1] = sets[j][nodes]
+        return feature, table
+
+    def _gini_split(self, hist, totals, position, drawn, n_bins_total):
+        """The best Gini split of each node among its drawn features (ε = ∞)."""
+        B = self.n_bins
+        d = self.n_features
+        n_nodes = hist.shape[1]
+        numeric = self.numeric
+        categorical = np.flatnonzero(self.n_categories)
         feature_logit = np.full((n_nodes, d), -np.inf)
         candidate = np.zeros((n_nodes, d), dtype=np.int64)
         num = np.flatnonzero(position[numeric] >= 0)  # the used numeric features, in numeric
@@ -165,53 +217,43 @@ class CountSplitter:
             # Left class counts of every (threshold, missing direction): _candidates.
             left = left_sums(hist[:, :, position[numeric[num]]], B)  # (k, nodes, num, 2B − 1)
             right = totals[:, :, None, None] - left
-            if private:  # sensitivity 1: one row moves one class count of one child by 1
-                score = 0.5 * self.split_epsilon * (left.max(axis=0) + right.max(axis=0))
-                score = score + gumbel[:, num]  # the exponential mechanism
-            else:  # Gini: Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R
-                score = _gini_gain(left, right, totals)
+            score = _gini_gain(left, right, totals)  # Σ_k C_L,k²/n_L + Σ_k C_R,k²/n_R
             candidate[:, numeric[num]] = score.argmax(axis=2)
             feature_logit[:, numeric[num]] = score.max(axis=2)
         sets = {}
         for j in categorical[position[categorical] >= 0]:
-            # (nodes, codes, k) counts of the categories and the missing
             counts = np.moveaxis(hist[:, :, position[j], :self.n_categories[j] + 1], 0, 2)
-            if private:
-                feature_logit[:, j], sets[j] = self._private_categorical(counts, *noise[j])
-            else:
-                feature_logit[:, j], sets[j] = _gini_categorical(counts, totals.T)
-        if masked is not None:
+            feature_logit[:, j], sets[j] = _gini_categorical(counts, totals.T)
+        if drawn is not None:
+            masked = np.ones((n_nodes, d), dtype=bool)
+            np.put_along_axis(masked, drawn, False, axis=1)
             feature_logit = np.where(masked, -np.inf, feature_logit)
         rows = np.arange(n_nodes)
         feature = feature_logit.argmax(axis=1)
-        table = numeric_tables(candidate[rows, feature], B, bins.n_bins)
+        table = numeric_tables(candidate[rows, feature], B, n_bins_total)
         for j in sets:
             nodes = np.flatnonzero(feature == j)
             table[nodes] = False
             table[nodes, :self.n_categories[j] + 1] = sets[j][nodes]
-        if not private:
-            none = ~(feature_logit[rows, feature] > 1e-12)
-            table[none] = False  # no split: every row left
-            # Missing values (and categories) absent from the node go, at predict, to the
-            # child with more rows (scikit-learn's DecisionTreeClassifier). A node whose
-            # drawn features all have gain −∞ does not split: its feature's counts are unused.
-            counted = position[feature] >= 0
-            n_node = np.zeros((n_nodes, bins.n_bins))
-            n_node[counted] = hist.sum(axis=0)[rows[counted], position[feature[counted]]]
-            absent = (n_node == 0) & ~none[:, None]
-            absent[:, :B] &= self.n_categories[feature][:, None] > 0  # numeric: the missing bin
-            n_right = np.where(table, n_node, 0).sum(axis=1)
-            larger_right = ~(totals.sum(axis=0) - n_right > n_right)
-            table = np.where(absent, larger_right[:, None], table)
-        return feature, table
+        none = ~(feature_logit[rows, feature] > 1e-12)
+        table[none] = False  # no split: every row left
+        # Missing values (and categories) absent from the node go, at predict, to the
+        # child with more rows (scikit-learn's DecisionTreeClassifier). A node whose
+        # drawn features all have gain −∞ does not split: its feature's counts are unused.
+        counted = position[feature] >= 0
+        n_node = np.zeros((n_nodes, n_bins_total))
+        n_node[counted] = hist.sum(axis=0)[rows[counted], position[feature[counted]]]
+        absent = (n_node == 0) & ~none[:, None]
+        absent[:, :B] &= self.n_categories[feature][:, None] > 0  # numeric: the missing bin
+        n_right = np.where(table, n_node, 0).sum(axis=1)
+        larger_right = ~(totals.sum(axis=0) - n_right > n_right)
+        return feature, np.where(absent, larger_right[:, None], table)
 
-    def _categorical_noise(self, n_nodes, n_codes, k, rng):
-        """The Gumbel and uniform draws of :meth:`_private_categorical`, in its order."""
-        n_pairs = max(k * (k - 1), 1)
-        return (rng.gumbel(size=n_nodes), rng.gumbel(size=(n_nodes, n_pairs)),
-                rng.random((n_nodes, n_codes)))
+    def _categorical_noise(self, n_nodes, n_codes, rng):
+        """The uniforms of :meth:`_private_categorical`, in its order."""
+        return rng.random(n_nodes), rng.random((n_nodes, n_codes))
 
-    def _private_categorical(self, counts, gumbel_feature, gumbel_pair, uniform):
+    def _private_categorical(self, counts, uniform_pair, uniform_code):
         """Log weights and drawn sets of one categorical feature in each node (finite ε).
 
         The candidates are (s, a, b): a sign pattern s of the c + 1 codes and
@@ -223,8 +265,11 @@ class CountSplitter:
         e^{h·C_code,b}), h = ε_s/2; given (a, b) each code goes left with
         probability e^{h·C_a}/(e^{h·C_a} + e^{h·C_b}). The base measure
         μ = (2·n_bins − 1)/(2^(c+1)·K(K − 1)) gives the feature the prior mass
-        of a numeric feature's 2·n_bins − 1 candidates of weight 1. The noise
-        (:meth:`_categorical_noise`) is drawn before the counts are read.
+        of a numeric feature's 2·n_bins − 1 candidates of weight 1. Returns
+        the feature's log total weight, against which the node's choice is
+        drawn, and the sets drawn given the feature: (a, b) from one uniform
+        per node, then each code from one. The uniforms
+        (:meth:`_categorical_noise`) are drawn before the counts are read.
         """
         n_nodes, n_codes, k = counts.shape
         h = 0.5 * self.split_epsilon
@@ -234,12 +279,11 @@ class CountSplitter:
         log_pair = np.logaddexp(ha, hb).sum(axis=1)  # (nodes, pairs)
         log_mu = (math.log(2 * self.n_bins - 1) - n_codes * math.log(2.0)
                   - math.log(len(pairs)))
-        total = np.logaddexp.reduce(log_pair, axis=1)
-        logit = log_mu + total + gumbel_feature
-        pair = (log_pair - total[:, None] + gumbel_pair).argmax(axis=1)
+        log_weight = log_mu + np.logaddexp.reduce(log_pair, axis=1)
+        pair = exponential_choice(log_pair, uniform_pair)
         rows = np.arange(n_nodes)
         p_right = expit(hb[rows, :, pair] - ha[rows, :, pair])  # (nodes, codes)
-        return logit, uniform < p_right
+        return log_weight, uniform_code < p_right
 
     def leaves(self, leaf, n_leaves, label, _, rng):
         k = self.n_classes

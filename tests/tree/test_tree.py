@@ -194,6 +194,41 @@ def test_split_choice_audit(factor, extra_row):
         assert bound > 1.0
 
 
+def test_split_with_drawn_features_is_the_exponential_mechanism():
+    """One feature of two drawn per node (probability 1/2 each), then the mechanism over its
+    candidates: the law of the drawn (feature, candidate) is the mixture of the two features'
+    exponential mechanisms. 20,000 nodes at once, each cell within 4.5 binomial standard
+    deviations (6 cells)."""
+    eps = 0.9
+    # Rows of one node: (bin of feature 0, bin of feature 1, class); bin 2 is a missing value.
+    rows = [(0, 1, 0), (0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 2, 0), (1, 1, 1), (2, 0, 0),
+            (2, 1, 1), (0, 0, 0)]
+    n_nodes = 20_000
+    binned = np.array([[b0, b1] for b0, b1, _ in rows] * n_nodes, dtype=np.uint8)
+    label = np.array([c for *_, c in rows] * n_nodes)
+    node = np.repeat(np.arange(n_nodes), len(rows))
+    splitter = CountSplitter(split_epsilon=eps, count_std=1.0, max_features=1, n_features=2,
+                             n_bins=2, n_classes=2)
+    feature, table = splitter.split(SparseBins(binned, 3), node, n_nodes, label, None,
+                                    np.random.default_rng(3))
+    # The 3 candidates of a feature with 2 bins, as rows 'goes right' over (bin 0, 1, missing).
+    candidates = [[False, True, True], [False, False, True], [False, True, False]]
+    expected = []
+    for j in (0, 1):
+        weights = []
+        for right in candidates:
+            counts = np.zeros((2, 2))
+            for r in rows:
+                counts[int(right[r[j]]), r[2]] += 1
+            weights.append(math.exp(eps / 2 * counts.max(axis=1).sum()))
+        expected += [0.5 * w / sum(weights) for w in weights]
+    code = {tuple(c): i for i, c in enumerate(candidates)}
+    drawn = [3 * f + code[tuple(t[:3])] for f, t in zip(feature, table)]
+    freq = np.bincount(drawn, minlength=6) / n_nodes
+    expected = np.array(expected)
+    assert np.all(np.abs(freq - expected) <= 4.5 * np.sqrt(expected * (1 - expected) / n_nodes))
+
+
 # ---------------------------------------------------------------------------------------------
 # Categorical features with public categories
 # ---------------------------------------------------------------------------------------------
