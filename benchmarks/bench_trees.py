@@ -59,10 +59,15 @@ above), both with ``n_estimators`` and ``max_depth`` of diffprivlib's defaults (
 threads, on Adult or on dense synthetic data of the given shape (as ``--dense``'s). Each fit
 runs in a fresh process of its venv (a small fit first, for the imports), the two in
 interleaved rounds (seed = round); the fit alone is timed (wall and CPU time), accuracy on
-the test rows::
+the test rows. ``--skdp-from`` times skdp from the given source trees instead of the installed
+one (``git worktree``\ s of two commits, each a contender in the same rounds), to time a change
+before and after::
 
     SKDP_BENCH_PEERS_DIR=/path/to/peer/venvs nice -n 10 python benchmarks/bench_trees.py \
         --forest adult,1000000x20 --rounds 5 --threads 1
+    git worktree add /tmp/before <commit>
+    git worktree add /tmp/after <commit>
+    python benchmarks/bench_trees.py --forest adult --skdp-from /tmp/before,/tmp/after
 
 ``--layouts`` times the two histogram layouts of skdp.tree._histogram (the sparse pairs and
 the dense uint8 columns) on 2·10^5 × 50 binned entries of which a given fraction lies outside
@@ -431,15 +436,32 @@ def _forest_data(name):
     return f"{n:,} x {d} (dense, synthetic)", X, y, X_test, y_test
 
 
-def run_forest(names, rounds, trees, depth, threads, dpl_python):
-    """skdp's forest against diffprivlib's, one fit per process, interleaved rounds."""
+def _source_label(tree):
+    """'skdp at <short commit>' of a git work tree (the commit it has checked out)."""
+    import subprocess
+
+    commit = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    return f"skdp DPRandomForestClassifier at {commit}"
+
+
+def run_forest(names, rounds, trees, depth, threads, dpl_python, sources=()):
+    """skdp's forest against diffprivlib's, one fit per process, interleaved rounds.
+
+    ``sources``: source trees of skdp (git work trees) timed instead of the installed skdp,
+    each a contender of its own in the same rounds: this venv's Python with ``PYTHONPATH``
+    set to the tree (and the temporary folder as the working directory, so that ``-c``
+    finds no other skdp first).
+    """
     import json
     import subprocess
     import tempfile
 
-    contenders = {"skdp DPRandomForestClassifier": sys.executable}
+    contenders = {} if sources else {"skdp DPRandomForestClassifier": (sys.executable, None)}
+    for tree in sources:
+        contenders[_source_label(tree)] = (sys.executable, os.path.abspath(tree))
     if dpl_python is not None:
-        contenders["diffprivlib RandomForestClassifier"] = dpl_python
+        contenders["diffprivlib RandomForestClassifier"] = (dpl_python, None)
     for name in names:
         title, X, y, X_test, y_test = _forest_data(name)
         results = {c: [] for c in contenders}
@@ -447,11 +469,15 @@ def run_forest(names, rounds, trees, depth, threads, dpl_python):
             path = os.path.join(tmp, "arrays.npz")
             np.savez(path, Xtr=X, ytr=y, Xte=X_test, yte=y_test)
             for r in range(rounds):
-                for label, python in contenders.items():
+                for label, (python, tree) in contenders.items():
                     library = "skdp" if label.startswith("skdp") else "diffprivlib"
+                    env = dict(os.environ)
+                    if tree is not None:
+                        env["PYTHONPATH"] = tree
                     out = subprocess.run([python, "-c", FOREST_SCRIPT, path, library, str(trees),
                                           str(depth), str(r), str(threads)], check=True,
-                                         capture_output=True, text=True).stdout
+                                         capture_output=True, text=True, env=env,
+                                         cwd=tmp).stdout  # not the caller's skdp in '.'
                     res = json.loads(out.strip().splitlines()[-1])
                     results[label].append(res)
                     print(f"  round {r + 1}, {name}, {label}: {res['seconds']:.3f} s, CPU "
@@ -528,6 +554,9 @@ def main(argv=None):
                              "diffprivlib's at equal trees and depth instead of the tables")
     parser.add_argument("--trees", type=int, default=10, help="--forest: trees (default 10)")
     parser.add_argument("--depth", type=int, default=5, help="--forest: depth (default 5)")
+    parser.add_argument("--skdp-from", default=None,
+                        help="--forest: comma-separated skdp source trees (git work trees of "
+                             "commits) timed instead of the installed skdp, in the same rounds")
     parser.add_argument("--layouts", action="store_true",
                         help="time the sparse and dense histogram layouts by density instead")
     args = parser.parse_args(argv)
@@ -542,8 +571,9 @@ def main(argv=None):
             print("NOTE: no diffprivlib venv found; its forest is skipped.")
         print(f"{args.threads} thread(s) and n_jobs, one fit per process "
               f"({_threads.describe()}), load average at start {os.getloadavg()[0]:.2f}")
+        sources = args.skdp_from.split(",") if args.skdp_from else ()
         run_forest(args.forest.split(","), args.rounds, args.trees, args.depth, args.threads,
-                   dpl)
+                   dpl, sources)
         print(f"load average at end {os.getloadavg()[0]:.2f}")
         return
     if args.dense:
