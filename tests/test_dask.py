@@ -18,6 +18,7 @@ import pytest
 from skdp import PrivacyBudget, stats
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
+from skdp.impute import DPSimpleImputer
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
@@ -132,6 +133,34 @@ def test_min_max_scaler_equals_the_in_memory_fit(client, kind, params):
     assert isinstance(back, da.Array)
     np.testing.assert_allclose(back.compute(), ref.inverse_transform(ref.transform(X)),
                                rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("array", {"bounds": (-10, 30)}),  # a count and a sum per feature, Laplace noise
+    ("frame", {"bounds": (-10, 30), "epsilon": 0.1}),  # one Gaussian of the 2d sums
+    ("array", {}),  # private bounds of the observed values
+    ("array", {"epsilon": np.inf}),
+    ("frame", {"strategy": "most_frequent", "bounds": (-5, 10)}),  # the integers' counts
+    ("array", {"strategy": "most_frequent", "categories": [1.0, 3.0, 5.0],
+               "epsilon": np.inf}),
+])
+def test_simple_imputer_equals_the_in_memory_fit(client, kind, params):
+    X, _ = _data()
+    if params.get("strategy") == "most_frequent":
+        X = X.round()
+    rng = np.random.default_rng(9)
+    X[rng.random(X.shape) < 0.2] = np.nan  # missing values, and a feature with one value
+    X[1:, 2] = np.nan
+    Xd = _lazy(X, kind)
+    if kind == "frame":
+        X = Xd.compute()
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_fit(lambda b: DPSimpleImputer(budget=b if private else None,
+                                                   random_state=4, **params),
+                         X, Xd, "statistics_", "bounds_")
+    out = got.transform(Xd)
+    assert isinstance(out, da.Array)
+    np.testing.assert_allclose(out.compute(), ref.transform(X), rtol=1e-9, atol=0)
 
 
 @pytest.mark.parametrize("kind, params", [
@@ -296,6 +325,10 @@ def test_bad_dask_input_is_refused_before_the_charge_with_the_in_memory_error(cl
         DPKMeans(2, epsilon=np.inf).fit(Xd)
     with pytest.raises(ValueError, match="quantile_range .* is not available on dask input"):
         DPMinMaxScaler(budget=budget, quantile_range=(0.1, 0.9)).fit(Xd)
+    with pytest.raises(ValueError, match="median.* is not available on dask input"):
+        DPSimpleImputer(budget=budget, strategy="median").fit(Xd)
+    with pytest.raises(ValueError, match="infinity"):  # NaN is a missing value, inf refused
+        DPSimpleImputer(budget=budget).fit(da.from_array(X, chunks=50))
     with pytest.raises(ValueError, match="labels not in classes"):
         DPGaussianNB(budget=budget, classes=[0, 1]).fit(Xd, da.from_array(np.arange(300) % 3))
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):

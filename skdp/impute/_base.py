@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,11 +15,12 @@ from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
 from ..preprocessing._validation import check_bool
 from ..stats._histograms import _histogram_curve, _histogram_release
-from ..stats._noise import _noisy_sums, _sums_curve, _sums_delta
+from ..stats._noise import _ColumnSums, _noisy_counts, _noisy_sums, _sums_curve, _sums_delta
 from ..stats._quantiles import _quantile_curve, _quantile_release
-from ..stats._sums import _mean_curve, _mean_release
+from ..stats._sums import _mean_curve, _mean_from_sums, _mean_release
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
+from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy, row_sums
 from ..utils._validation import validate_data
 
 if TYPE_CHECKING:
@@ -30,6 +32,36 @@ if TYPE_CHECKING:
 __all__ = ["DPSimpleImputer"]
 
 _MAX_CANDIDATES = 10_000
+
+
+def _candidate_edges(c):
+    """Each value counts for its nearest candidate of the sorted ``c``: bins between midpoints."""
+    return np.concatenate([[-np.inf], (c[1:] + c[:-1]) / 2, [np.inf]])
+
+
+def _observed_sums(X, *, lower, upper, centre):
+    """Per column of the block ``X``: its observed (not NaN) values' number and Σ(clip(x) − centre).
+
+    The block function of a pass of :func:`~skdp.utils._rows.row_sums`.
+    """
+    observed = ~np.isnan(X)
+    y = np.where(observed, np.clip(X, lower, upper) - centre, 0.0)
+    return observed.sum(axis=0), y.sum(axis=0)
+
+
+def _candidate_counts(X, *, lower, upper, edges):
+    """Per column j of the block ``X``, the observed values counted for their nearest candidate.
+
+    ``edges[j]`` are :func:`_candidate_edges` of column j's candidates; a
+    tuple of one count array per column. The block function of a pass of
+    :func:`~skdp.utils._rows.row_sums`.
+    """
+    out = []
+    for j, e in enumerate(edges):
+        col = X[:, j]
+        col = np.clip(col[~np.isnan(col)], lower[j], upper[j])
+        out.append(np.bincount(np.searchsorted(e, col, side="right") - 1, minlength=len(e) - 1))
+    return tuple(out)
 
 
 class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -144,6 +176,12 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     fit without both, before any charge. With ``epsilon=inf`` no bounds are
     needed (scikit-learn's statistics).
 
+    ``fit`` also takes a dask array or DataFrame (:ref:`larger_than_memory`)
+    for the ``"mean"``, ``"most_frequent"`` and ``"constant"`` strategies: the
+    counts and sums of the observed values (or the candidates' counts) are
+    reduced over the chunks in one pass, and ``transform`` is lazy;
+    ``"median"`` and ``secure=True`` still need the rows in memory.
+
     Unlike scikit-learn, features with no observed value are never dropped
     (dropping them would reveal that every value is missing); like
     scikit-learn's ``keep_empty_features=True`` they are kept. With
@@ -245,7 +283,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        lazy = is_lazy(X)  # a dask array or DataFrame: sums on the workers (skdp.utils._rows)
+        X = (check_lazy_X(self, X, allow_nan=True) if lazy
+             else validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan"))
         d = X.shape[1]
         self._check_missing_values()
         strategy = self.strategy
@@ -257,6 +297,10 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta)
         secure = check_bool(self.secure, "secure")
+        if lazy and secure:
+            raise refuse_lazy("secure=True")
+        if lazy and strategy == "median":
+            raise refuse_lazy('strategy="median" (an exponential mechanism on sorted values)')
         rng = self._check_generator()
         if strategy == "constant":
             fill = 0.0 if self.fill_value is None else self.fill_value
@@ -306,6 +350,10 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         if self._joint(strategy, eps_stat, delta, d):
             self.statistics_ = self._joint_means(X, lower, upper, eps_stat, delta, rng, secure)
             return self
+        if lazy:
+            self.statistics_ = self._lazy_statistics(X, strategy, candidates if strategy ==
+                                                     "most_frequent" else None, eps_stat, rng)
+            return self
 
         eps = eps_stat / d  # split evenly over the features: each has its own observed rows
         stats = np.empty(d)
@@ -324,8 +372,7 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
                 stats[j] = _quantile_release(col, 0.5, bounds=(lower[j], upper[j]), axis=0, **kw)
             else:
                 c = candidates[j]
-                # Each value counts for its nearest candidate: bins between midpoints.
-                edges = np.concatenate([[-np.inf], (c[1:] + c[:-1]) / 2, [np.inf]])
+                edges = _candidate_edges(c)
                 idx = np.searchsorted(edges, np.clip(col, lower[j], upper[j]), side="right") - 1
                 hist, _ = _histogram_release(idx, bins=c.size, range=(-0.5, c.size - 0.5), **kw)
                 stats[j] = c[int(np.argmax(hist))]  # first maximum: the smallest candidate
@@ -351,16 +398,60 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
         Gaussian noise (``_sums_curve(ε, δ, 2d, secure=True)``, Canonne,
         Kamath & Steinke 2020, Thm. 4).
         """
-        observed = ~np.isnan(X)
         center, h = (lower + upper) / 2.0, (upper - lower) / 2.0
-        y = np.where(observed, np.clip(np.nan_to_num(X), lower, upper) - center, 0.0)
+        if is_lazy(X):  # the same sums, over the chunks
+            n = X.shape[0]
+            counts, sums = row_sums(partial(_observed_sums, lower=lower, upper=upper,
+                                            centre=center), X)
+            observed, y = _ColumnSums(counts, n), _ColumnSums(sums, n)
+        else:
+            observed = ~np.isnan(X)
+            y = np.where(observed, np.clip(np.nan_to_num(X), lower, upper) - center, 0.0)
+            observed = observed.astype(float)
         counts, sums = _noisy_sums(
-            [(observed.astype(float), np.zeros_like(h), np.ones_like(h)), (y, -h, h)],
+            [(observed, np.zeros_like(h), np.ones_like(h)), (y, -h, h)],
             epsilon=epsilon, delta=delta, rng=rng, secure=secure,
         )
         # Divide by the noisy count floored at 1; the true mean lies in the bounds.
         return np.clip(center + sums / np.maximum(counts, 1.0), lower, upper)
 
+    def _lazy_statistics(self, X, strategy, candidates, epsilon, rng):
+        """The fill values from one pass of sums over the chunks of a dask ``X`` (not secure).
+
+        Per feature, in the in-memory order and with its noise: the mean from the
+        count and the centred sum of the observed values (:func:`_observed_sums`),
+        the most frequent candidate from the counts of the values nearest each
+        (:func:`_candidate_counts`). ``epsilon`` is the statistics' share.
+        """
+        lower, upper = self.bounds_
+        d = X.shape[1]
+        exact = epsilon == math.inf
+        eps = epsilon / d
+        stats = np.empty(d)
+        if strategy == "most_frequent":
+            edges = [_candidate_edges(c) for c in candidates]
+            counts = row_sums(partial(_candidate_counts, lower=lower, upper=upper, edges=edges),
+                              X)
+            for j, c in enumerate(candidates):
+                if exact and counts[j].sum() == 0:
+                    stats[j] = 0.0  # as scikit-learn's keep_empty_features=True
+                    continue
+                hist = counts[j] if exact else _noisy_counts(
+                    counts[j], epsilon=eps, delta=0.0, rng=rng, secure=False, n_outputs=1)
+                stats[j] = c[int(np.argmax(hist))]
+            return stats
+        # the mean: at epsilon=inf the plain sums (no centre: the bounds may be infinite)
+        c, h = ((np.zeros(d), None) if exact else
+                ((lower + upper) / 2.0, (upper - lower) / 2.0))
+        n_obs, sums = row_sums(partial(_observed_sums, lower=lower, upper=upper, centre=c), X)
+        if exact:
+            return np.where(n_obs > 0, sums / np.maximum(n_obs, 1), 0.0)
+        for j in range(d):
+            stats[j] = _mean_from_sums(int(n_obs[j]), sums[j:j + 1], c[j:j + 1], h[j:j + 1],
+                                       epsilon=eps, delta=0.0, rng=rng)[0]
+        return stats
+
+    @lazy_rows
     def transform(self, X: ArrayLike) -> NDArray:
         """Replace every NaN by its feature's fill value.
 

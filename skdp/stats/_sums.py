@@ -238,12 +238,27 @@ def _mean_release(a, *, epsilon, delta, bounds, axis, rng, secure, value_range=N
         y = _center_rows(x, c, m)
         part = (y, -h[:1] * m, h[:1] * m) if m > 1 else (y, -h, h)
         c = c[:1] if m > 1 else c
-    count, s1 = _noisy_sums([(None, arr.shape[0], None), part],
+    mean = _mean_noisy(arr.shape[0], part, c, m, epsilon=epsilon, delta=delta, rng=rng,
+                       secure=secure)
+    return mean[0] if axis is None else mean.reshape(shape)
+
+
+def _mean_from_sums(n_rows, totals, c, h, *, epsilon, delta, rng):
+    """:func:`_mean_release` (float, axis=0) from the exact sums Σ(clip(x) − c) of ``n_rows`` rows.
+
+    ``c`` and ``h`` are the bounds' midpoints and half-widths, arrays like ``totals``.
+    """
+    return _mean_noisy(n_rows, (_ColumnSums(totals, n_rows), -h, h), c, 1, epsilon=epsilon,
+                       delta=delta, rng=rng, secure=False)
+
+
+def _mean_noisy(n_rows, part, c, m, *, epsilon, delta, rng, secure):
+    """The noisy count and centred sums of ``part`` released together, and the mean from them."""
+    count, s1 = _noisy_sums([(None, n_rows, None), part],
                             epsilon=epsilon, delta=delta, rng=rng, secure=secure)
     h = part[2] / m  # the bounds are [c − h, c + h]
     # post-processing: the true mean lies in the bounds
-    mean = np.clip(c + s1 / (max(count[0], 1.0) * m), c - h, c + h)
-    return mean[0] if axis is None else mean.reshape(shape)
+    return np.clip(c + s1 / (max(count[0], 1.0) * m), c - h, c + h)
 
 
 def _column_sq_sums(y):

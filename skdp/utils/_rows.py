@@ -48,7 +48,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_lazy_X", "finite_block", "is_lazy", "lazy_rows", "refuse_lazy", "row_sums",
+__all__ = ["bounded_block", "check_lazy_X", "finite_block", "is_lazy", "lazy_rows", "refuse_lazy", "row_sums",
            "tree_sum"]
 
 _FLOAT_MAX = np.finfo(np.float64).max
@@ -120,6 +120,16 @@ def finite_block(block):
     return block
 
 
+def bounded_block(block):
+    """``block`` with ±inf as ± the largest float and NaN kept (a copy only where one is found).
+
+    :func:`finite_block` for data where NaN marks a missing value.
+    """
+    if block.dtype.kind == "f" and np.isinf(block).any():
+        block = np.clip(block, -_FLOAT_MAX, _FLOAT_MAX)
+    return block
+
+
 def _dtype_error(name, where=""):
     return ValueError(
         f"Input {name} must be numeric:{where} holds values that are not numbers. Encode it "
@@ -163,16 +173,18 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     """Validate a dask ``X`` (and ``y``) as the in-memory ``validate_data(..., dtype=float64)`` does.
 
     Reads metadata (dimensions, dtypes, names, chunk sizes), then one pass
-    over the values that refuses NaN and infinity in ``X`` (unless
-    ``allow_nan``) and in ``y`` with the in-memory errors, and, with
-    ``y_kind="labels"``, finds the labels of ``y``. Call it before the
-    charge: nothing it reads is kept but the labels, which the caller
-    checks against the public ``classes`` (or releases with a warning, as in
-    memory).
+    over the values that refuses NaN and infinity in ``X`` and in ``y`` with
+    the in-memory errors, and, with ``y_kind="labels"``, finds the labels of
+    ``y``. With ``allow_nan`` (``ensure_all_finite="allow-nan"``, where NaN
+    marks a missing value) only infinity is refused in ``X``, and NaN is kept
+    after the checks. Call it before the charge: nothing it reads is kept but
+    the labels, which the caller checks against the public ``classes`` (or
+    releases with a warning, as in memory).
 
     Returns
     -------
-    X : dask array of float64, one column chunk, finite blocks (:func:`finite_block`)
+    X : dask array of float64, one column chunk, finite blocks (:func:`finite_block`;
+        with ``allow_nan``, :func:`bounded_block`)
     y : dask array with X's row chunks (float64 for ``y_kind="numeric"``); only when ``y`` is given
     labels : ndarray, the sorted labels of ``y``; only for ``y_kind="labels"``
     """
@@ -206,9 +218,8 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
         raise ValueError(f"X has {d} features, but {type(estimator).__name__} is expecting "
                          f"{estimator.n_features_in_} features as input.")
     X = X.astype(np.float64).rechunk({1: -1})
-    checks = {}
-    if not allow_nan:
-        checks["X"] = (da.isnan(X).any(axis=0), da.isinf(X).any(axis=0))
+    checks = {"X": (da.zeros(d, dtype=bool) if allow_nan else da.isnan(X).any(axis=0),
+                    da.isinf(X).any(axis=0))}
     if y is not None:
         if not is_lazy(y):  # an in-memory target beside dask rows: cut into X's row chunks
             y = da.from_array(np.asarray(y), chunks=(X.chunks[0],) + np.shape(y)[1:])
@@ -236,7 +247,7 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     if "y" in found:
         _refuse_non_finite(estimator, np.atleast_1d(found["y"][0]),
                            np.atleast_1d(found["y"][1]), None, name="y")
-    X = X.map_blocks(finite_block, dtype=np.float64)
+    X = X.map_blocks(bounded_block if allow_nan else finite_block, dtype=np.float64)
     if y is None:
         return X
     if y.dtype.kind == "f":
