@@ -19,9 +19,10 @@ import pytest
 from skdp import PrivacyBudget
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
+from skdp.impute import DPSimpleImputer
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
-from skdp.preprocessing import DPStandardScaler
+from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(400, 3))
@@ -34,9 +35,11 @@ MODELS = {
     "logreg": (lambda: DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=3), Y_CLASS),
     "pca": (lambda: DPPCA(n_components=2, epsilon=1.0, random_state=3), None),
     "kmeans": (lambda: DPKMeans(2, epsilon=1.0, random_state=3), None),
+    "minmax": (lambda: DPMinMaxScaler(epsilon=1.0, random_state=3), None),
+    "imputer": (lambda: DPSimpleImputer(epsilon=1.0, random_state=3), None),
 }
 ATTRS = ("mean_", "scale_", "theta_", "var_", "coef_", "intercept_", "components_",
-         "cluster_centers_")
+         "cluster_centers_", "data_min_", "data_max_", "statistics_")
 
 
 def _flaky(bad, calls):
