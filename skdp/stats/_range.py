@@ -63,6 +63,7 @@ from ..exceptions import NoisyEstimateWarning
 
 from ..accounting._bisect import largest_within
 from ..utils import check_bounds
+from ..utils._blocks import map_blocks
 from ..utils._rows import is_lazy, row_sums
 from ._checks import _charge, _check_common, _check_data
 from ._histograms import _histogram_curve
@@ -117,21 +118,52 @@ _LEFT = np.concatenate([-_MAGNITUDES[:0:-1], [0.0], _MAGNITUDES[:-1]])
 _RIGHT = np.concatenate([-_MAGNITUDES[-2::-1], [0.0], _MAGNITUDES[1:]])
 
 
+# The bin of a value from its float64 bits, without a logarithm. For a normal a > 0,
+# b = a·(1 − 2^-53) rounds to the largest double below a when a is a power of two and to a
+# double in [2^⌊log2 a⌋, a] otherwise (the product is within half a unit in the last place of
+# a, and 2^⌊log2 a⌋ is a double), so the exponent field E of b is ⌈log2 a⌉ + 1022 (IEEE 754
+# binary64; the field of ±0 and of subnormals is 0, of ±inf and NaN 2047). The 12 bits of
+# sign and E index _KEY_BIN; two slots past N_BINS take +inf or NaN and −inf or −NaN.
+_BELOW = 1.0 - 2.0 ** -53
+_TOP_BITS = np.uint64(52)
+_INF_OR_NAN = (N_BINS, N_BINS + 1)  # by sign
+
+
+def _key_bins():
+    """The bin of each of the 4096 sign-and-exponent keys (BINS_PER_OCTAVE == 1)."""
+    exponent = np.arange(2048) - 1022  # ⌈log2 a⌉ for the field E = 0 .. 2047
+    offset = np.clip(exponent, LOG2_RANGE[0] + 1, LOG2_RANGE[1]) - LOG2_RANGE[0]
+    offset[exponent <= LOG2_RANGE[0]] = 0  # up to 2^-30 (and E = 0: 0 or subnormal)
+    bins = np.concatenate([_SIDE + offset, _SIDE - offset])
+    bins[[2047, 4095]] = _INF_OR_NAN
+    return bins
+
+
+_KEY_BIN = _key_bins()
+
+
+def _bins_into(block, y):
+    """The bins of the entries of ``block`` (int64, in ``y``'s buffer), ±inf/NaN in the two slots."""
+    with np.errstate(invalid="ignore"):  # a signalling NaN
+        np.multiply(block, _BELOW, out=y)
+    key = y.view(np.uint64)
+    np.right_shift(key, _TOP_BITS, out=key)
+    bins = key.view(np.int64)  # the keys are < 4096: the same bits
+    return np.take(_KEY_BIN, bins, out=bins, mode="clip")  # every key is in range
+
+
 def bin_index(X):
     """The bin of each entry of ``X`` (int array of X's shape); NaN entries get -1.
 
-    Magnitude a > 2^-30 goes to the bin (2^((m − 1)/r), 2^(m/r)] with
-    m = ⌈r·log2 a⌉ (r = :data:`BINS_PER_OCTAVE`), magnitudes above 2^60 to
-    the last one; its sign picks the side. Magnitudes up to 2^-30 go to
-    the zero bin.
+    Magnitude a > 2^-30 goes to the bin (2^(m − 1), 2^m] with m = ⌈log2 a⌉
+    (:data:`BINS_PER_OCTAVE` is 1), magnitudes above 2^60 to the last one;
+    its sign picks the side. Magnitudes up to 2^-30 go to the zero bin. m
+    is read from the float's exponent, exactly (see :data:`_BELOW`).
     """
     X = np.asarray(X, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        m = np.ceil(BINS_PER_OCTAVE * np.log2(np.abs(X)))
-    offset = np.clip(m, LOG2_RANGE[0] * BINS_PER_OCTAVE + 1, LOG2_RANGE[1] * BINS_PER_OCTAVE)
-    offset = np.nan_to_num(offset - LOG2_RANGE[0] * BINS_PER_OCTAVE).astype(np.int64)
-    idx = np.where(X > 0, _SIDE + offset, _SIDE - offset)
-    idx[np.abs(X) <= _MAGNITUDES[0]] = _SIDE
+    idx = _bins_into(X, np.empty(X.shape))
+    idx[idx == _INF_OR_NAN[0]] = N_BINS - 1
+    idx[idx == _INF_OR_NAN[1]] = 0
     idx[np.isnan(X)] = -1
     return idx
 
@@ -225,11 +257,32 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
 
 
 def _bin_counts(X):
-    """The (d, N_BINS) counts of the entries of the 2-D block ``X`` in each column's bins."""
-    d = X.shape[1]
-    idx = bin_index(X)
-    flat = (idx + np.arange(d) * N_BINS)[idx >= 0]
-    return np.bincount(flat, minlength=d * N_BINS).reshape(d, N_BINS)
+    """The (d, N_BINS) counts of the entries of the 2-D ``X`` in each column's bins (NaN skipped).
+
+    By blocks of rows (:func:`~skdp.utils._blocks.map_blocks`), each counted
+    with one ``np.bincount`` over (column, bin): nothing of X's size is made.
+    """
+    n, d = X.shape
+    width = N_BINS + 2  # a column's bins, then its two slots of ±inf or NaN
+    offsets = np.arange(d) * width
+
+    def run(blocks):  # the counts of a run of blocks, in one buffer reused by each block
+        total, y = np.zeros(d * width, dtype=np.int64), None
+        for rows in blocks:
+            if y is None:
+                y = np.empty((rows.stop - rows.start, d))
+            bins = _bins_into(X[rows], y[:rows.stop - rows.start])
+            bins += offsets
+            total += np.bincount(bins.ravel(), minlength=d * width)
+        return [total]
+
+    counts = sum(map_blocks(run, n, d), np.zeros(d * width, dtype=np.int64)).reshape(d, width)
+    slots = counts[:, N_BINS:]
+    for j in np.flatnonzero(slots.any(axis=1)):  # ±inf count in the outer bins, NaN in none
+        column = X[:, j]
+        counts[j, N_BINS - 1] += np.count_nonzero(column == np.inf)
+        counts[j, 0] += np.count_nonzero(column == -np.inf)
+    return counts[:, :N_BINS]
 
 
 def _hull_bins(noisy, kept, threshold):

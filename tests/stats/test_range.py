@@ -44,6 +44,74 @@ def test_out_of_grid_values_and_nan():
     assert _range._RIGHT[-1] == 2.0**_range.LOG2_RANGE[1]
 
 
+def _log2_bin_index(x):
+    """The bins as skdp computed them before reading the exponent: ⌈log2 |x|⌉ by np.log2."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m = np.ceil(np.log2(np.abs(x)))
+    low, high = _range.LOG2_RANGE
+    offset = np.nan_to_num(np.clip(m, low + 1, high) - low).astype(np.int64)
+    idx = np.where(x > 0, _range._SIDE + offset, _range._SIDE - offset)
+    idx[np.abs(x) <= 2.0**low] = _range._SIDE
+    idx[np.isnan(x)] = -1
+    return idx
+
+
+def _hard_values():
+    rng = np.random.default_rng(5)
+    powers = 2.0 ** np.arange(-1074, 1024)  # subnormals, the grid's edges 2^-30 and 2^60
+    x = np.concatenate([
+        powers, np.nextafter(powers, np.inf), np.nextafter(powers, 0.0),
+        [0.0, np.inf, np.nan, np.finfo(float).max, np.finfo(float).tiny, 3.0, 17.0],
+        rng.normal(size=200_000) * 10.0 ** rng.uniform(-40, 40, size=200_000),
+        rng.integers(-2**40, 2**40, size=100_000).astype(float),
+        rng.integers(0, 2**63, size=200_000, dtype=np.int64).view(float),  # any bits
+    ])
+    return np.concatenate([x, -x])
+
+
+def test_the_exponent_gives_the_bins_of_log2_but_where_log2_rounds_to_the_power_below():
+    x = _hard_values()
+    new, old = _range.bin_index(x), _log2_bin_index(x)
+    differ = new != old
+    # np.log2 of a value a few units in the last place above a power of two 2^k (k >= 2 or
+    # k <= -2) rounds to k, which put the value in the bin below, outside the bin's edges
+    # (2^(k-1), 2^k]; the exponent puts it in (2^k, 2^(k+1)], as documented
+    a = np.abs(x[differ])
+    power = 2.0 ** np.floor(np.log2(a))
+    assert 0 < differ.sum() < 400 and np.all((a > power) & (a <= power * (1 + 2.0**-50)))
+    assert np.all(np.abs(new[differ] - old[differ]) == 1)
+    inside = (np.abs(x) > 2.0**-30) & (np.abs(x) <= 2.0**60)
+    idx = new[inside]
+    assert np.all((_range._LEFT[idx] <= x[inside]) & (x[inside] <= _range._RIGHT[idx]))
+    assert not np.all(_range._RIGHT[old[inside & differ]] >= x[inside & differ])
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_bin_counts_by_blocks_are_the_counts_of_bin_index(monkeypatch, threads):
+    from skdp.utils import _blocks
+
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 7 * 64)  # 64 rows a block
+    monkeypatch.setattr(_blocks, "n_threads", lambda: threads)
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(5000, 7)) * 10.0 ** rng.uniform(-12, 20, size=(5000, 7))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[rng.random(X.shape) < 0.05] = 0.0
+    X[rng.random(X.shape) < 0.02] = -0.0
+    X[:, 3] = rng.integers(0, 5, 5000)  # powers of two and zeros
+    X[[3, 9], 2], X[[5, 7, 8], 2], X[11, 4] = np.inf, -np.inf, -np.nan
+    expected = np.stack([np.bincount(i[i >= 0], minlength=_range.N_BINS)
+                         for i in _range.bin_index(X).T])
+    assert expected[2, -1] >= 2 and expected[2, 0] >= 3
+    for data in (X, np.asfortranarray(X), X[::3]):
+        counts = _range._bin_counts(data)
+        want = expected if data.shape == X.shape else np.stack(
+            [np.bincount(i[i >= 0], minlength=_range.N_BINS) for i in _range.bin_index(data).T])
+        np.testing.assert_array_equal(counts, want)
+        assert counts.sum() == np.count_nonzero(~np.isnan(data))
+    assert _range._bin_counts(np.zeros((0, 3))).shape == (3, _range.N_BINS)
+
+
 # -- the release on hard columns ---------------------------------------------------------
 def _bounds(X, eps=1.0, delta=0.0, seed=0):
     return stats.bounds(X, epsilon=eps, delta=delta, random_state=seed)
