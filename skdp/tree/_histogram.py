@@ -103,10 +103,14 @@ class SparseBins:
         # The entries feature by feature, each feature's in increasing row order (a cell of
         # the histograms gets one feature's entries only, so its rows still add in order).
         by_feature = binned.T
-        cols, rows = np.nonzero(by_feature != self.common[:, None].astype(binned.dtype))
+        # The entries' flat positions in by_feature, in the order of a 2-D np.nonzero: on
+        # Adult's 105 × 32,561 bins, flatnonzero and a divmod took 5–7 ms against 9–11 ms for
+        # np.nonzero, and the flat gather of the bins 1–2 ms against 3 ms for the 2-D one.
+        flat = np.flatnonzero(by_feature != self.common[:, None].astype(binned.dtype))
+        cols, rows = np.divmod(flat, self.n_rows)
         self.rows = rows
         # Flat position (feature, bin) of each entry, in a (d, n_bins) block.
-        self.offset = cols * n_bins + by_feature[cols, rows].astype(np.int64)
+        self.offset = cols * n_bins + np.ravel(by_feature)[flat].astype(np.int64)
         self.starts = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=d))])
 
     def histograms(self, node, n_nodes, weights):
