@@ -156,7 +156,23 @@ def _lattice(leaf):
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+def _common_lattice(leaves):
+    """The smallest lattice spacing g of ``leaves`` when all have lattices multiples of g, else None."""
+    lattices = [_lattice(leaf) for leaf in leaves]
+    if not lattices or any(g is None for g in lattices):
+        return None
+    g = min(lattices)
+    if all(_on_lattice(x, g) for x in lattices):
+        return g
+    return None
+
+
+def _on_lattice(x, g):
+    return abs(x / g - round(x / g)) <= 1e-9 * x / g
+
+
+# A ledger may hold 10⁴ distinct mechanisms: these caches hold them all (a few floats each).
+@functools.lru_cache(maxsize=1 << 16)
 def _loss_variance(leaf):
     """An estimate of the variance of one run's privacy loss (only used to size the grid)."""
     sigma = _is_plain_gaussian(leaf)
@@ -186,7 +202,7 @@ def _loss_variance(leaf):
     raise ValueError(f"no PLD for {leaf!r}.")  # pragma: no cover - supports() comes first
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1 << 16)
 def _loss_span(leaf, tail):
     """About how wide one run's privacy loss is on the grid (before truncation at ``tail``)."""
     z = _mech._z(tail)
@@ -400,20 +416,23 @@ class PLDAccountant(_Accountant):
             return self.value_discretization
         total = sum(c for _, c in active)
         var = sum(c * _loss_variance(leaf) for leaf, c in active)
+        span = max(_loss_span(leaf, tail) for leaf, _ in active)
+        return self._step_from(total, var, span, _common_lattice(leaf for leaf, _ in active), tail,
+                               active)
+
+    def _step_from(self, total, var, span, lattice, tail, active=None):
+        """:meth:`_grid_step` from the events' number of runs, summed loss variance, widest
+        span and common lattice (``active`` is only needed for a pilot width)."""
         sd = math.sqrt(var)
         step_var = sd * math.sqrt(0.003 / total)
         step_res = sd / 1000.0
         step = min(step_var, step_res)
-        span = max(_loss_span(leaf, tail) for leaf, _ in active)
         if span > (1 << 14) * step:
-            width = self._width(active, step, tail)
+            width = self._width(self._active() if active is None else active, step, tail)
             step = max(min(step_var, max(step_res, width / (1 << 17))), width / _MAX_CELLS)
-        lattices = [_lattice(leaf) for leaf, _ in active]
-        if all(g is not None for g in lattices):
+        if lattice is not None:
             # put every atom on the grid: then the only error is floating point
-            g = min(lattices)
-            if all(abs(x / g - round(x / g)) <= 1e-9 * x / g for x in lattices):
-                step = g / math.ceil(g / step - 1e-9)
+            step = lattice / math.ceil(lattice / step - 1e-9)
         return step
 
     def _width(self, active, step, tail):
@@ -466,19 +485,32 @@ class PLDAccountant(_Accountant):
         self._cache = (remove, add)
         return self._cache
 
+    def _bounds(self):
+        """(non-private, empty, ceiling, beyond, μ) of the events composed.
+
+        Whether any event releases without privacy; whether none releases
+        anything; the composed loss's ceiling and the probability beyond it
+        (:func:`_loss_ceiling`); μ when every event is a plain Gaussian, else None.
+        """
+        active = self._active()
+        if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
+            return True, False, math.inf, 1.0, None
+        if not active:
+            return False, True, 0.0, 0.0, None
+        ceiling, beyond = _loss_ceiling(active)
+        return False, False, ceiling, beyond, self._gdp_mu(active)
+
     def epsilon(self, delta: float) -> float:
         """Smallest ε such that the composition is (ε, δ)-DP (``inf`` if none)."""
         delta = _check_delta(delta)
-        active = self._active()
-        if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
+        non_private, empty, ceiling, beyond, mu = self._bounds()
+        if non_private:
             return math.inf
-        if not active:
+        if empty:
             return 0.0
-        ceiling, beyond = _loss_ceiling(active)
         cap = ceiling if delta >= beyond else math.inf
         if delta == 0.0:
             return cap  # pure ε-DP bounds add up, and the sum is the largest loss (exact)
-        mu = self._gdp_mu(active)
         if mu is not None:
             return gdp_to_epsilon(mu, delta)
         remove, add = self._composed()
@@ -487,15 +519,13 @@ class PLDAccountant(_Accountant):
     def delta(self, epsilon: float) -> float:
         """Smallest δ such that the composition is (ε, δ)-DP."""
         epsilon = _check_epsilon(epsilon)
-        active = self._active()
-        if any(isinstance(leaf, NonPrivateEvent) for leaf, _ in active):
+        non_private, empty, ceiling, beyond, mu = self._bounds()
+        if non_private:
             return 1.0
-        if not active:
+        if empty:
             return 0.0
-        ceiling, beyond = _loss_ceiling(active)
         if epsilon >= ceiling:
             return beyond
-        mu = self._gdp_mu(active)
         if mu is not None:
             return gdp_to_delta(mu, epsilon)
         remove, add = self._composed()

@@ -36,15 +36,39 @@ choose now is finer than the state's by more than half, when the δ kept
 outside the grid grows past a fraction of the δ asked for, or when there are
 at most three distinct mechanisms (a full composition costs about the same,
 and its ε is then exactly the one :func:`~skdp.accounting.epsilon_of` gives).
+
+A charge adds one event to a ledger that may hold thousands of distinct
+ones, so nothing per query may loop over them all: :meth:`RunningPLDAccountant.plus`
+adds events to an accountant whose state is known, and with more than
+:data:`_SUMMED_FROM` distinct mechanisms the quantities that size the grid
+and cap ε (the number of runs, the summed loss variance, the widest span,
+the common lattice, the largest composed loss and the mass of infinite
+losses, the Gaussians' μ²) are kept as running sums (:class:`_Sums`). The
+sums that bound ε (the largest loss, the infinite mass, μ²) are exact sums of
+the same float terms, rounded once, so they do not depend on the order in
+which events came; the loss variance only sizes the grid.
 """
 
 import functools
 import math
 import threading
+from fractions import Fraction
 
 import numpy as np
 
-from ._accountants import PLDAccountant, _is_silent, _leaf_plds
+from ._accountants import (
+    PLDAccountant,
+    _is_plain_gaussian,
+    _is_silent,
+    _largest_loss,
+    _lattice,
+    _leaf_plds,
+    _loss_span,
+    _loss_variance,
+    _on_lattice,
+)
+from ._events import NonPrivateEvent
+from ._pld_mechanisms import _z
 from ._pld import _MAX_FFT, PrivacyLossDistribution, _fast_length, compose_plds
 
 __all__ = []
@@ -65,6 +89,9 @@ _EXTRA_SHARE = 1e-4
 # ledger's ε is then exactly that of a full composition (what
 # skdp.privacy_cost and epsilon_of report).
 _FULL_UP_TO = 3
+# Beyond this many distinct mechanisms the grid's sizes and ε's caps come from
+# running sums (:class:`_Sums`) instead of a loop over the mechanisms.
+_SUMMED_FROM = 64
 
 
 @functools.lru_cache(maxsize=16)  # a self-composed PLD may hold 10⁵ cells per direction
@@ -167,6 +194,108 @@ def _coarsened(pld, factor):
     return PrivacyLossDistribution(h, lo, pmf, pld.infinity_mass, extra_delta=pld.extra_delta)
 
 
+class _Sums:
+    """What sizes the grid and caps ε, summed over a multiset of events and kept as events are added.
+
+    Plain Gaussians compose to one Gaussian of μ² = Σ c/σ² (Dong, Roth & Su
+    2022, Cor. 3.3), counted as one run of one mechanism, as
+    :meth:`PLDAccountant._active` merges them.
+    """
+
+    __slots__ = ("runs", "distinct", "var", "gauss", "ceiling", "unbounded", "log_finite",
+                 "non_private", "lattices", "no_lattice", "lattice", "tail", "span")
+
+    def __init__(self):
+        self.runs = self.distinct = 0  # of the mechanisms other than plain Gaussians
+        self.var = 0.0
+        self.gauss = self.ceiling = self.log_finite = Fraction(0)  # exact sums of float terms
+        self.unbounded = self.non_private = self.no_lattice = False
+        self.lattices = set()
+        self.lattice = None  # the common lattice of ``lattices`` (None: none)
+        self.tail = self.span = None  # the widest span at the tail it was taken for
+
+    @classmethod
+    def of(cls, leaves):
+        sums = cls()
+        for leaf, c in leaves.items():
+            sums.add(leaf, c, new=True)
+        return sums
+
+    def copy(self):
+        other = _Sums.__new__(_Sums)
+        for name in self.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.lattices = set(self.lattices)
+        return other
+
+    def add(self, leaf, count, *, new):
+        """Add ``count`` runs of ``leaf`` (``new``: the multiset held none before)."""
+        if count <= 0 or _is_silent(leaf):
+            return
+        sigma = _is_plain_gaussian(leaf)
+        if sigma is not None:
+            self.gauss += count * Fraction((1.0 / sigma) * (1.0 / sigma))
+            return
+        self.runs += count
+        self.distinct += bool(new)
+        if isinstance(leaf, NonPrivateEvent):
+            self.non_private = True
+            return
+        self.var += count * _loss_variance(leaf)
+        loss, inf_mass = _largest_loss(leaf)
+        if loss == math.inf:
+            self.unbounded = True
+        else:
+            self.ceiling += count * Fraction(loss)
+        if inf_mass:
+            self.log_finite += count * Fraction(math.log1p(-inf_mass))
+        if self.tail is not None:
+            self.span = max(self.span, _loss_span(leaf, self.tail))
+        g = _lattice(leaf)
+        if g is None:
+            self.no_lattice = True
+        elif not self.no_lattice and g not in self.lattices:
+            self.lattices.add(g)
+            low = min(self.lattices)
+            if self.lattice is not None and low == self.lattice:
+                self.lattice = low if _on_lattice(g, low) else None
+            else:  # a new smallest spacing: are the others multiples of it?
+                self.lattice = low if all(_on_lattice(x, low) for x in self.lattices) else None
+
+    def n_active(self):
+        """Distinct mechanisms, the plain Gaussians counted as one."""
+        return self.distinct + (self.gauss > 0)
+
+    def n_runs(self):
+        return self.runs + (self.gauss > 0)
+
+    def bounds(self):
+        """As :meth:`PLDAccountant._bounds`."""
+        if self.non_private:
+            return True, False, math.inf, 1.0, None
+        if not self.n_active():
+            return False, True, 0.0, 0.0, None
+        ceiling = math.inf if self.unbounded or self.gauss > 0 else float(self.ceiling)
+        beyond = -math.expm1(float(self.log_finite))
+        mu = math.sqrt(float(self.gauss)) if self.gauss > 0 and not self.distinct else None
+        return False, False, ceiling, beyond, mu
+
+    def step(self, accountant, tail, leaves):
+        """The grid spacing :meth:`PLDAccountant._grid_step` would choose for these events."""
+        if self.tail != tail:  # the tail changes when the runs pass a power of two: rarely
+            self.tail = tail
+            spans = [_loss_span(leaf, tail) for leaf, c in leaves.items()
+                     if c > 0 and not _is_silent(leaf) and _is_plain_gaussian(leaf) is None]
+            self.span = max(spans, default=0.0)
+        var, span = self.var, self.span
+        if self.gauss > 0:
+            mu2 = float(self.gauss)
+            var += mu2
+            span = max(span, 2.0 * _z(tail) * math.sqrt(mu2))  # as _loss_span of their Gaussian
+        lattice = None if self.no_lattice or self.gauss > 0 else self.lattice
+        return accountant._step_from(self.n_runs(), var, span, lattice, tail)
+
+
 class _State:
     """Composed PLDs (remove, add) of a multiset of events on grid spacing ``step``.
 
@@ -199,15 +328,24 @@ class RunningPLDAccountant(PLDAccountant):
         self._state = None
         self._min_delta = None
         self._measured = None  # the pilot width measured by the last full composition
+        self._sums = None  # running _Sums of the events, once there are many
+        self._pending = None  # events added since the state, when known (else found by comparing)
 
     def _changed(self):
         self._cache = None  # the state stays: it is extended on the next query
         self._active_events = None
+        self._sums = self._pending = None
 
     def _active(self):
         if getattr(self, "_active_events", None) is None:
             self._active_events = super()._active()
         return self._active_events
+
+    def _new(self):
+        new = RunningPLDAccountant(value_discretization=self.value_discretization,
+                                   tail_bound=self.tail_bound)
+        new._state = self._state
+        return new
 
     def with_leaves(self, leaves):
         """A new accountant of these (event, count) pairs that starts from this one's state.
@@ -216,8 +354,7 @@ class RunningPLDAccountant(PLDAccountant):
         checked again); the state is used only if it covers a sub-multiset
         of them.
         """
-        new = RunningPLDAccountant(value_discretization=self.value_discretization,
-                                   tail_bound=self.tail_bound)
+        new = self._new()
         new._leaves = {leaf: int(c) for leaf, c in leaves if c}
         if len(new._leaves) != sum(1 for _, c in leaves if c):  # the same event twice: add up
             new._leaves = {}
@@ -225,8 +362,49 @@ class RunningPLDAccountant(PLDAccountant):
                 if c:
                     new._leaves[leaf] = new._leaves.get(leaf, 0) + int(c)
         new._changed()
-        new._state = self._state
         return new
+
+    def plus(self, pairs):
+        """A new accountant of this one's events and these (event, count) pairs, from its state.
+
+        Costs the pairs, not the events held: the events added since the state
+        are tracked, so they need not be found by comparing multisets, and
+        the sums are extended (see the module docstring). The pairs must be
+        events this accountant supports.
+        """
+        new = self._new()
+        new._leaves = leaves = dict(self._leaves)
+        sums = None if self._sums is None else self._sums.copy()
+        pending = None
+        if self._state is not None and self._pending is not None:
+            pending = dict(self._pending)
+        for leaf, c in pairs:
+            c = int(c)
+            if not c:
+                continue
+            before = leaves.get(leaf, 0)
+            leaves[leaf] = before + c
+            if sums is not None:
+                sums.add(leaf, c, new=not before)
+            if pending is not None:
+                pending[leaf] = pending.get(leaf, 0) + c
+        new._changed()
+        new._sums, new._pending = sums, pending
+        return new
+
+    def leaf_pairs(self):
+        """The (event, count) pairs composed (a view: no copy)."""
+        return self._leaves.items()
+
+    def _summed(self):
+        """The running :class:`_Sums`, or None while there are few mechanisms (then loop over them)."""
+        if self._sums is None and len(self._leaves) > _SUMMED_FROM:
+            self._sums = _Sums.of(self._leaves)  # once; plus() extends them
+        return self._sums
+
+    def _bounds(self):
+        sums = self._summed()
+        return super()._bounds() if sums is None else sums.bounds()
 
     def _width(self, active, step, tail):
         """The pilot width of the kept state when there is one, else measured.
@@ -255,8 +433,7 @@ class RunningPLDAccountant(PLDAccountant):
     def _composed(self):
         state = self._state if self._cache is not None else None
         if state is None:
-            target = {leaf: c for leaf, c in self._leaves.items() if c > 0 and not _is_silent(leaf)}
-            state = self._extended(target)
+            state = self._extended()
         if (state is not None and state.incremental and self._min_delta is not None
                 and state.extra() > _EXTRA_SHARE * self._min_delta):
             state = None  # too much δ kept outside the grid for this δ: compose again
@@ -264,36 +441,56 @@ class RunningPLDAccountant(PLDAccountant):
             self._cache = None
             self._state = self._measured = None
             remove, add = super()._composed()
-            target = {leaf: c for leaf, c in self._leaves.items() if c > 0 and not _is_silent(leaf)}
-            state = _State(target, remove.step, remove, add, incremental=False, width=self._measured)
+            state = _State(self._leaves, remove.step, remove, add, incremental=False,
+                           width=self._measured)
         self._state = state
+        self._pending = {}
         self._cache = (state.remove, state.add)
         return self._cache
 
-    def _extended(self, target):
-        """The kept state extended to ``target``, or None when it has to be composed from scratch."""
+    def _diff(self):
+        """The events added since the state (event -> count), or None when the state does not
+        cover a sub-multiset of the events."""
+        if self._pending is not None:
+            return self._pending
         state = self._state
-        if state is None or len(self._active()) <= _FULL_UP_TO:
-            return None
-        diff = {}
         for leaf, c in state.leaves.items():
-            if target.get(leaf, 0) < c:
+            if self._leaves.get(leaf, 0) < c:
                 return None  # events removed: not a sub-multiset
-        for leaf, c in target.items():
+        diff = {}
+        for leaf, c in self._leaves.items():
             more = c - state.leaves.get(leaf, 0)
             if more:
                 diff[leaf] = more
+        return diff
+
+    def _extended(self):
+        """The kept state extended to this accountant's events, or None when it has to be
+        composed from scratch."""
+        state = self._state
+        if state is None:
+            return None
+        sums = self._summed()
+        if (len(self._active()) if sums is None else sums.n_active()) <= _FULL_UP_TO:
+            return None
+        diff = self._diff()
+        if diff is None:
+            return None
+        diff = {leaf: c for leaf, c in diff.items() if c > 0 and not _is_silent(leaf)}
         if not diff:
-            return state
-        active = self._active()
+            return _State(self._leaves, state.step, state.remove, state.add, state.incremental,
+                          state.width)
         # tail_bound over the number of runs rounded up to a power of two (a
         # smaller tail: valid), so that it changes rarely and the one-run
         # PLDs and their grid sizes are reused
-        runs = max(sum(c for _, c in active), 1)
+        runs = max(sum(c for _, c in self._active()) if sums is None else sums.n_runs(), 1)
         tail = self.tail_bound / 2.0 ** math.ceil(math.log2(runs))
         step, factor = state.step, 1
         if self.value_discretization is None:
-            ideal = self._grid_step(active, tail)
+            if sums is None:
+                ideal = self._grid_step(self._active(), tail)
+            else:
+                ideal = sums.step(self, tail, self._leaves)
             if step > _COARSER * ideal:
                 return None  # the kept grid is too coarse for what the composition has become
             if step * _FINER < ideal:  # far finer than needed: coarsen to within (ideal/2, ideal]
@@ -311,4 +508,5 @@ class RunningPLDAccountant(PLDAccountant):
         new_add = new_remove if symmetric else _convolve(add, adds, self.tail_bound)
         if new_remove is None or new_add is None:
             return None
-        return _State(target, step, new_remove, new_add, incremental=True, width=state.width)
+        width = state.width if state.width is not None else self._measured
+        return _State(self._leaves, step, new_remove, new_add, incremental=True, width=width)

@@ -257,6 +257,7 @@ class PrivacyBudget:
         self._store = _make_ledger(ledger)
         self._seen = None  # (id, time) of the last charge this handle saw
         self._pld = None  # running PLD state (see _spend_with)
+        self._pld_at = None  # Total.at() of the total whose events it composes
         params = {"epsilon": self.epsilon, "delta": self.delta, "orders": self.orders.tolist(),
                   "accountant": self.accountant}
         stored = self._store.create(_encode(params))
@@ -387,33 +388,42 @@ class PrivacyBudget:
         """
         out, state = self._spend_with(total)
         if keep and state is not None:
-            self._pld = state
+            self._keep(state, total)
         return out
+
+    def _keep(self, state, total):
+        self._pld, self._pld_at = state, total.at()
 
     def _spend_with(self, total):
         """((ε, δ used, how), PLD state) of a total.
 
         The PLD part starts from the handle's running state: the composed
-        PLDs of the events it last saw, which are a function of that multiset
-        of events alone. The state is extended only when ``total``'s events
-        (read from the ledger in the caller's transaction, so they include
-        every other process's charges) contain that multiset, and is
-        composed again from scratch otherwise (see
-        :mod:`skdp.accounting._running`).
+        PLDs of the events of the total it last saw, which are a function of
+        that multiset of events alone. When ``total`` (read from the ledger
+        in the caller's transaction, so with every other process's charges)
+        extends that total, the state is extended by the events added since,
+        at their cost alone; otherwise by the difference of the multisets
+        when the state's is contained in ``total``'s, and composed again from
+        scratch when not (see :mod:`skdp.accounting._running`).
         """
         if not total.n_charges:
             return (0.0, 0.0, self._how_empty()), None
-        leaves = total.leaf_items()
         state = None
-        if self.accountant != "rdp" and leaves:
-            base = self._pld if self._pld is not None else RunningPLDAccountant()
-            state = base.with_leaves(leaves)
+        leaves = ()
+        if self.accountant != "rdp" and total.has_leaves():
+            added = None if self._pld is None else total.added_since(self._pld_at)
+            if added is not None:
+                state = self._pld.plus(added)
+            else:
+                base = self._pld if self._pld is not None else RunningPLDAccountant()
+                state = base.with_leaves(total.leaf_items())
+            leaves = state.leaf_pairs()
         out = compose_spend(total.curve, leaves, total.rest, self.delta,
                             accountant=self.accountant, pld=state)
         if state is not None and state.incremental and not self._within_cap(out[0]):
             # Over the cap by the extended state: decide by a full composition
             # (both are upper bounds), which then becomes the state.
-            state = RunningPLDAccountant().with_leaves(leaves)
+            state = RunningPLDAccountant().with_leaves(total.leaf_items())
             out = min(out, compose_spend(total.curve, leaves, total.rest, self.delta,
                                          accountant=self.accountant, pld=state),
                       key=lambda r: r[0])
@@ -478,7 +488,7 @@ class PrivacyBudget:
                                                total_epsilon=eps_total, composed_by=how)
             tx.write_total(total, last_id=charge_id)
         if state is not None:  # committed: the ledger now holds what the state composes
-            self._pld = state
+            self._keep(state, total)
         return Charge(charge_id, when, label, alone, curve, os.getpid(), eps_total, how)
 
     def can_afford(self, curve: RDPCurve) -> bool:
@@ -800,5 +810,5 @@ def _reattach(path, epsilon, delta, orders, temporary, identity=None, accountant
     budget._orders = check_orders(orders)
     budget._store = _make_ledger(path, temporary=temporary, identity=identity)
     budget._seen = None if seen is None else tuple(seen)  # the last charge the sender saw
-    budget._pld = None  # the running PLD state is this process's own
+    budget._pld = budget._pld_at = None  # the running PLD state is this process's own
     return budget

@@ -19,13 +19,22 @@ table and triggers inside the first charge's write transaction.
 Schema version 3 records what each charge is: its privacy event
 (:mod:`skdp.accounting` events, ``to_dict()`` as JSON, NULL when the curve
 has none) beside its RDP curve, and the composed ε right after it with the
-accountant that found it. The running total also keeps the state of the PLD
-accountant: the events of the charges that have a PLD, as distinct
-mechanisms with counts (composition is commutative, so this is all it
-needs), and the RDP curve of the charges that have none. Ledgers of versions
-1 and 2 get the new columns inside the first charge's write transaction;
-their charges have no event and are composed by their RDP curves. A total
-written by an older skdp (no PLD state) is recomposed from the charges.
+accountant that found it. Ledgers of versions 1 and 2 have no events; their
+charges are composed by their RDP curves.
+
+Schema version 4 keeps each distinct event once, in ``events`` (its text, a
+digest of it as its key, and how many charges of it the PLD accountant
+composes); a charge refers to its event by ``event_id``, so that a charge
+writes a fixed amount however many distinct events the ledger holds. The
+running total keeps the RDP composition of all charges and of those without
+a PLD (``rest``) and a ``generation``, a random id drawn anew whenever the
+total is composed again from the charges (see :mod:`._total`). Triggers drop
+the total when ``events`` changes behind its back too. Ledgers of versions 1
+to 3 are upgraded inside the first charge's write transaction: the new
+columns and table are added and the events stored in the charges' own
+``event`` column (by version 3, or by an older skdp writing to the file
+later) are moved into ``events``; a total written by an older skdp (no
+generation) is composed again from the charges.
 """
 
 import json
@@ -36,18 +45,22 @@ import sqlite3
 import time
 from contextlib import closing, contextmanager
 
-from ..accounting._accountants import pld_leaves  # noqa: F401 (used through this module)
+from ..accounting._accountants import pld_leaves
 from ..exceptions import LedgerMismatchError
 from ._total import (  # noqa: F401 (Total: used through this module)
     Total,
+    cached_total,
     charge_texts,
     compose_texts,
     curve_from_texts,
-    total_from_texts,
-    total_texts,
+    event_key,
+    new_generation,
+    remember,
+    rest_texts,
+    total_from_rows,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -60,11 +73,20 @@ _SCHEMA = [
     pid INTEGER NOT NULL,
     event TEXT,
     total_epsilon REAL,
-    composed_by TEXT
+    composed_by TEXT,
+    event_id INTEGER
+)""",
+    """CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    event TEXT NOT NULL,
+    count INTEGER NOT NULL
 )""",
 ]
-# Columns of schema version 3 that older ledgers get by ALTER TABLE.
-_CHARGE_COLUMNS = (("event", "TEXT"), ("total_epsilon", "REAL"), ("composed_by", "TEXT"))
+# Columns of schema versions 3 and 4 that older ledgers get by ALTER TABLE.
+_CHARGE_COLUMNS = (("event", "TEXT"), ("total_epsilon", "REAL"), ("composed_by", "TEXT"),
+                   ("event_id", "INTEGER"))
+_TOTAL_COLUMNS = (("state", "TEXT"), ("rest", "TEXT"), ("generation", "TEXT"))
 
 # Schema version 2: the running total (one row) and the triggers that drop it
 # whenever the charges change behind its back.
@@ -74,15 +96,18 @@ _TOTAL_SCHEMA = [
     n_charges INTEGER NOT NULL,
     last_id INTEGER NOT NULL,
     curve TEXT NOT NULL,
-    state TEXT
+    state TEXT,
+    rest TEXT,
+    generation TEXT
 )""",
 ] + [
-    f"CREATE TRIGGER IF NOT EXISTS charges_{event.lower()}_drops_total "
-    f"AFTER {event} ON charges BEGIN DELETE FROM total; END"
-    for event in ("INSERT", "UPDATE", "DELETE")
+    f"CREATE TRIGGER IF NOT EXISTS {table}_{event.lower()}_drops_total "
+    f"AFTER {event} ON {table} BEGIN DELETE FROM total; END"
+    for table in ("charges", "events") for event in ("INSERT", "UPDATE", "DELETE")
 ]
-_TOTAL_NAMES = {"total"} | {
-    f"charges_{event}_drops_total" for event in ("insert", "update", "delete")
+_TOTAL_NAMES = {"total", "events"} | {
+    f"{table}_{event}_drops_total" for table in ("charges", "events")
+    for event in ("insert", "update", "delete")
 }
 
 
@@ -267,13 +292,21 @@ def _columns(conn, table):
     return {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
 
 
+_CHARGE_EVENT = "COALESCE(e.event, c.event)"
+_WITH_EVENTS = "FROM charges c LEFT JOIN events e ON e.id = c.event_id"
+
+
 def read_charges(conn):
     """All charges, in the order they were recorded.
 
     Each row is ``(id, time, label, epsilon, curve, pid, event, total_epsilon,
     composed_by)``; the last three are None in ledgers of schema 1 and 2.
     """
-    if {"event", "total_epsilon", "composed_by"} <= _columns(conn, "charges"):
+    present = _columns(conn, "charges")
+    if "event_id" in present:
+        query = ("SELECT c.id, c.time, c.label, c.epsilon, c.curve, c.pid, "
+                 f"{_CHARGE_EVENT}, c.total_epsilon, c.composed_by {_WITH_EVENTS} ORDER BY c.id")
+    elif {"event", "total_epsilon", "composed_by"} <= present:
         query = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
                  "FROM charges ORDER BY id")
     else:
@@ -283,13 +316,21 @@ def read_charges(conn):
 
 
 def insert_charge(conn, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
-    """Insert a charge: its curve (without its event) and its event in their own columns."""
+    """Insert a charge: its curve, and its event into ``events`` (once) with its count."""
     now = time.time()
     curve_text, event_text = charge_texts(curve)
+    event_id = None
+    if event_text is not None:
+        key = event_key(event_text)
+        conn.execute("INSERT OR IGNORE INTO events (key, event, count) VALUES (?, ?, 0)",
+                     (key, event_text))
+        event_id = conn.execute("SELECT id FROM events WHERE key = ?", (key,)).fetchone()[0]
+        if pld_leaves(curve) is not None:
+            conn.execute("UPDATE events SET count = count + 1 WHERE id = ?", (event_id,))
     cur = conn.execute(
-        "INSERT INTO charges (time, label, epsilon, curve, pid, event, total_epsilon, composed_by) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (now, label, float(epsilon), curve_text, os.getpid(), event_text,
+        "INSERT INTO charges (time, label, epsilon, curve, pid, event_id, total_epsilon, "
+        "composed_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (now, label, float(epsilon), curve_text, os.getpid(), event_id,
          None if total_epsilon is None else float(total_epsilon), composed_by),
     )
     return cur.lastrowid, now
@@ -305,66 +346,112 @@ def compose_charges(conn, orders):
 
     The running total repeats exactly these float additions.
     """
-    has_event = "event" in _columns(conn, "charges")
-    query = "SELECT curve, event FROM charges ORDER BY id" if has_event else (
-        "SELECT curve, NULL FROM charges ORDER BY id")
+    present = _columns(conn, "charges")
+    if "event_id" in present:
+        query = f"SELECT c.curve, {_CHARGE_EVENT} {_WITH_EVENTS} ORDER BY c.id"
+    elif "event" in present:
+        query = "SELECT curve, event FROM charges ORDER BY id"
+    else:
+        query = "SELECT curve, NULL FROM charges ORDER BY id"
     return compose_texts(conn.execute(query), orders)
 
 
-def read_total(conn, orders):
-    """The :class:`Total` of all charges, in O(1) charges.
+def read_total(conn, orders, ledger=None):
+    """(the :class:`Total` of all charges, its generation or None if composed here).
 
     Uses the stored running total when it covers exactly the recorded charges
-    (its last id is the largest id) and has the PLD state (an older skdp
-    writes none), else recomposes from the charges.
+    (its last id is the largest id) and has a generation (an older skdp
+    writes none): from the total this process kept for ``ledger`` and that
+    generation plus the charges after it, or else from the total's row and
+    the events' counts. Otherwise composes the charges again.
     """
-    last_id = conn.execute("SELECT MAX(id) FROM charges").fetchone()[0] or 0
+    mark = last_mark(conn)
+    last_id = 0 if mark is None else mark[0]
     try:
-        row = conn.execute("SELECT n_charges, last_id, curve, state FROM total WHERE id = 1").fetchone()
-    except sqlite3.OperationalError as exc:  # schema 1 (no total) or 2 (no state column)
+        row = conn.execute(
+            "SELECT n_charges, last_id, curve, rest, generation FROM total WHERE id = 1").fetchone()
+    except sqlite3.OperationalError as exc:  # schema 1 (no total) to 3 (no generation)
         if "no such" not in str(exc):
             raise
         row = None
-    if row is not None and row[1] == last_id:
-        total = total_from_texts(row[0], row[2], row[3])
+    if row is not None and row[1] == last_id and row[4] is not None:
+        generation = row[4]
+        total = None if ledger is None else cached_total(
+            ledger, generation, last_id, row[0], lambda i: _time_of(conn, i),
+            lambda i: conn.execute(f"SELECT c.curve, {_CHARGE_EVENT} {_WITH_EVENTS} "
+                                   "WHERE c.id > ? ORDER BY c.id", (i,)))
+        if total is None:
+            total = total_from_rows(row[0], row[2], row[3], conn.execute(
+                "SELECT event, count FROM events WHERE count > 0"))
         if total is not None:
-            return total
-    return compose_charges(conn, orders)
+            return total, generation
+    return compose_charges(conn, orders), None
 
 
-def ensure_total_table(conn):
-    """Migrate a ledger of schema version 1 or 2 to 3; call inside a write transaction."""
+def _time_of(conn, charge_id):
+    row = conn.execute("SELECT time FROM charges WHERE id = ?", (charge_id,)).fetchone()
+    return None if row is None else row[0]
+
+
+def ensure_schema(conn):
+    """Upgrade a ledger of schema version 1 to 3 to 4; call inside a write transaction."""
     query = "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
     changed = False
     if not {r[0] for r in conn.execute(query)} >= _TOTAL_NAMES:
-        for statement in _TOTAL_SCHEMA:
+        for statement in _SCHEMA + _TOTAL_SCHEMA:
             conn.execute(statement)
-        conn.execute("DELETE FROM total")  # whatever was there is not trusted
         changed = True
-    if "state" not in _columns(conn, "total"):
-        conn.execute("ALTER TABLE total ADD COLUMN state TEXT")
-        changed = True
+    present = _columns(conn, "total")
+    for name, kind in _TOTAL_COLUMNS:
+        if name not in present:
+            conn.execute(f"ALTER TABLE total ADD COLUMN {name} {kind}")
+            changed = True
     present = _columns(conn, "charges")
     for name, kind in _CHARGE_COLUMNS:
         if name not in present:
             conn.execute(f"ALTER TABLE charges ADD COLUMN {name} {kind}")
             changed = True
     if changed:
+        adopt_events(conn)
+        conn.execute("DELETE FROM total")  # whatever was there is not trusted
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (json.dumps(SCHEMA_VERSION),),
         )
 
 
-ensure_schema = ensure_total_table
+ensure_total_table = ensure_schema
 
 
-def write_total(conn, total, *, last_id):
+def adopt_events(conn):
+    """Move the events stored in the charges' own column into ``events`` (once each)."""
+    rows = conn.execute("SELECT id, event FROM charges WHERE event IS NOT NULL").fetchall()
+    ids = {}
+    for _, text in rows:
+        if text not in ids:
+            key = event_key(text)
+            conn.execute("INSERT OR IGNORE INTO events (key, event, count) VALUES (?, ?, 0)",
+                         (key, text))
+            ids[text] = conn.execute("SELECT id FROM events WHERE key = ?", (key,)).fetchone()[0]
+    conn.executemany("UPDATE charges SET event_id = ?, event = NULL WHERE id = ?",
+                     [(ids[text], charge_id) for charge_id, text in rows])
+
+
+def write_counts(conn, counts):
+    """Set every event's count to ``counts`` (event key -> charges composed by its PLD)."""
+    adopt_events(conn)
+    conn.execute("UPDATE events SET count = 0 WHERE count != 0")
+    conn.executemany("UPDATE events SET count = ? WHERE key = ?",
+                     [(c, key) for key, c in counts.items()])
+
+
+def write_total(conn, total, *, last_id, generation):
     """Store the running :class:`Total`; call after inserting the charge it covers."""
-    curve_text, state_text = total_texts(total)
+    curve_text, rest_text = rest_texts(total)
     conn.execute(
-        "INSERT OR REPLACE INTO total (id, n_charges, last_id, curve, state) VALUES (1, ?, ?, ?, ?)",
-        (total.n_charges, last_id, curve_text, state_text),
+        "INSERT OR REPLACE INTO total (id, n_charges, last_id, curve, state, rest, generation) "
+        "VALUES (1, ?, ?, ?, NULL, ?, ?)",
+        (total.n_charges, last_id, curve_text, rest_text, generation),
     )
 
 
@@ -388,25 +475,44 @@ def has_mark(conn, mark):
 class _Transaction:
     """One open transaction on an SQLite ledger (the interface of :mod:`._total`)."""
 
-    def __init__(self, conn, mark):
+    def __init__(self, conn, mark, ledger):
         self.conn = conn
         self.mark = mark
+        self.ledger = ledger
+        self.generation = None  # of the total read; None: composed from the charges
+        self.counts = None  # the events' counts to write when the total was composed here
+        self.kept = None  # (generation, mark, total) to remember once committed
 
     def read_total(self, orders):
-        return read_total(self.conn, orders)
+        total, self.generation = read_total(self.conn, orders, self.ledger)
+        self.counts = total.counts if self.generation is None else None
+        self.kept = (self.generation, self.mark, total)
+        return total
 
     def insert_charge(self, **kwargs):
+        if self.counts is not None:  # composed from the charges: their counts first
+            write_counts(self.conn, self.counts)
+            self.counts = None
+            self.generation = new_generation()
         self.mark = insert_charge(self.conn, **kwargs)
+        self.kept = None
         return self.mark
 
     def write_total(self, total, *, last_id):
-        write_total(self.conn, total, last_id=last_id)
+        if self.generation is None:
+            self.generation = new_generation()
+        write_total(self.conn, total, last_id=last_id, generation=self.generation)
+        self.kept = (self.generation, self.mark, total)
 
     def read_charges(self):
         return read_charges(self.conn)
 
     def count(self):
         return self.conn.execute("SELECT COUNT(*) FROM charges").fetchone()[0]
+
+    def committed(self):
+        if self.kept is not None:
+            remember(self.ledger, *self.kept)
 
 
 class SQLiteLedger:
@@ -462,9 +568,11 @@ class SQLiteLedger:
                 ensure_schema(conn)
             if seen is not None and not has_mark(conn, seen):
                 raise self._mismatch(seen=seen)
-            yield _Transaction(conn, last_mark(conn))
+            tx = _Transaction(conn, last_mark(conn), self.key)
+            yield tx
         if write:
             self._check_file()  # moved away during the charge: the charge went with it
+        tx.committed()
 
     def _check_file(self):
         if not os.path.exists(self.path):

@@ -54,10 +54,22 @@ import uuid
 from contextlib import contextmanager
 from urllib.parse import unquote
 
+from ..accounting._accountants import pld_leaves
 from ..exceptions import LedgerConnectionError, LedgerMismatchError
-from ._total import charge_texts, compose_texts, total_from_texts, total_texts
+from ._total import (
+    _READ_AT_MOST,
+    cached_total,
+    charge_texts,
+    compose_texts,
+    event_key,
+    kept_marks,
+    new_generation,
+    remember,
+    rest_texts,
+    total_from_rows,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _SCHEMES = ("postgresql://", "postgres://")
 # Any fixed number: serialises the creation of the tables between processes.
 _SCHEMA_LOCK = 0x736B6470  # "skdp"
@@ -71,7 +83,9 @@ _SCHEMA = [
     n_charges BIGINT,
     last_id BIGINT,
     curve TEXT,
-    state TEXT
+    state TEXT,
+    rest TEXT,
+    generation TEXT
 )""",
     """CREATE TABLE IF NOT EXISTS skdp_charges (
     budget_id BIGINT NOT NULL REFERENCES skdp_budgets (id),
@@ -85,21 +99,43 @@ _SCHEMA = [
     event TEXT,
     total_epsilon DOUBLE PRECISION,
     composed_by TEXT,
+    event_id BIGINT,
     PRIMARY KEY (budget_id, id)
+)""",
+    # schema version 2: each distinct event once (see skdp.budget._ledger), a
+    # generation of the total; version 1 tables get the columns here
+    "ALTER TABLE skdp_budgets ADD COLUMN IF NOT EXISTS rest TEXT",
+    "ALTER TABLE skdp_budgets ADD COLUMN IF NOT EXISTS generation TEXT",
+    "ALTER TABLE skdp_charges ADD COLUMN IF NOT EXISTS event_id BIGINT",
+    """CREATE TABLE IF NOT EXISTS skdp_events (
+    budget_id BIGINT NOT NULL REFERENCES skdp_budgets (id) ON DELETE CASCADE,
+    id BIGINT GENERATED ALWAYS AS IDENTITY,
+    key TEXT NOT NULL,
+    event TEXT NOT NULL,
+    count BIGINT NOT NULL,
+    PRIMARY KEY (budget_id, id),
+    UNIQUE (budget_id, key)
 )""",
     """CREATE OR REPLACE FUNCTION skdp_drop_total() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE skdp_budgets SET n_charges = NULL, last_id = NULL, curve = NULL, state = NULL
+    UPDATE skdp_budgets SET n_charges = NULL, last_id = NULL, curve = NULL, state = NULL,
+        rest = NULL, generation = NULL
     WHERE id = OLD.budget_id OR id = NEW.budget_id;
     RETURN NULL;
 END $$""",
-    "DROP TRIGGER IF EXISTS skdp_charges_drop_total ON skdp_charges",
-    """CREATE TRIGGER skdp_charges_drop_total AFTER INSERT OR UPDATE OR DELETE ON skdp_charges
+] + [
+    statement
+    for table in ("skdp_charges", "skdp_events")
+    for statement in (
+        f"DROP TRIGGER IF EXISTS {table}_drop_total ON {table}",
+        f"""CREATE TRIGGER {table}_drop_total AFTER INSERT OR UPDATE OR DELETE ON {table}
     FOR EACH ROW EXECUTE FUNCTION skdp_drop_total()""",
+    )
 ]
+# The last statement of the schema (of version 2): its trigger on skdp_events.
 _SCHEMA_PRESENT = (
     "SELECT count(*) FROM pg_trigger "
-    "WHERE tgname = 'skdp_charges_drop_total' AND tgrelid = to_regclass('skdp_charges')"
+    "WHERE tgname = 'skdp_events_drop_total' AND tgrelid = to_regclass('skdp_events')"
 )
 # A transaction is two round trips: these statements in one, its writes and
 # COMMIT in the other (several statements with their values as literals,
@@ -108,19 +144,26 @@ _SCHEMA_PRESENT = (
 # The last two: the budget's last charge (its high-water mark), and the time of
 # the charge the handle saw last (see PostgresLedger.transaction).
 _BEGIN_WRITE = (
-    "BEGIN; SELECT uid, n_charges, last_id, curve, state FROM skdp_budgets WHERE id = {id} "
-    "FOR UPDATE; "
+    "BEGIN; SELECT uid, n_charges, last_id, curve, rest, generation FROM skdp_budgets "
+    "WHERE id = {id} FOR UPDATE; "
 )
 _BEGIN_READ = (
     "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SELECT uid, n_charges, last_id, curve, "
-    "state FROM skdp_budgets WHERE id = {id}; "
+    "rest, generation FROM skdp_budgets WHERE id = {id}; "
 )
+# The last: the charges from the one this process's kept total ends at (its
+# time, and those after it; see skdp.budget._total.cached_total).
 _MARKS = (
     "SELECT id, time FROM skdp_charges WHERE budget_id = {id} ORDER BY id DESC LIMIT 1; "
-    "SELECT time FROM skdp_charges WHERE budget_id = {id} AND id = {seen}"
+    "SELECT time FROM skdp_charges WHERE budget_id = {id} AND id = {seen}; "
+    "SELECT c.id, c.time, c.curve, COALESCE(e.event, c.event) FROM skdp_charges c "
+    "LEFT JOIN skdp_events e ON e.budget_id = c.budget_id AND e.id = c.event_id "
+    "WHERE c.budget_id = {id} AND c.id >= {kept} ORDER BY c.id LIMIT {limit}"
 )
-_CHARGES = ("SELECT id, time, label, epsilon, curve, pid, event, total_epsilon, composed_by "
-            "FROM skdp_charges WHERE budget_id = %s ORDER BY id")
+_EVENT = ("FROM skdp_charges c LEFT JOIN skdp_events e ON e.budget_id = c.budget_id "
+          "AND e.id = c.event_id WHERE c.budget_id = %s ORDER BY c.id")
+_CHARGES = ("SELECT c.id, c.time, c.label, c.epsilon, c.curve, c.pid, COALESCE(e.event, c.event), "
+            "c.total_epsilon, c.composed_by " + _EVENT)
 
 
 def is_url(ledger):
@@ -216,44 +259,95 @@ atexit.register(_close_all)
 class _Transaction:
     """One open transaction on a budget of a PostgreSQL ledger (the interface of :mod:`._total`)."""
 
-    def __init__(self, conn, budget_id, row, mark):
+    def __init__(self, conn, budget_id, row, mark, recent, ledger, write):
         self.conn, self.budget_id, self.row, self.mark = conn, budget_id, row, mark
+        self.recent, self.ledger, self.write = recent, ledger, write
         self.max_id = 0 if mark is None else mark[0]
         self.inserted = None
         self.writes = []  # sent with the COMMIT
+        self.generation = None  # of the total read; None: composed from the charges
+        self.kept = None  # (generation, mark, total) to remember once committed
 
     def read_total(self, orders):
-        _, n_charges, last_id, curve_text, state_text = self.row
-        if last_id is not None and last_id == self.max_id:
-            total = total_from_texts(n_charges, curve_text, state_text)
-            if total is not None:
-                return total
-        cur = self.conn.execute(
-            "SELECT curve, event FROM skdp_charges WHERE budget_id = %s ORDER BY id",
-            (self.budget_id,))
-        return compose_texts(cur, orders)
+        _, n_charges, last_id, curve_text, rest_text, generation = self.row
+        total = None
+        if last_id is not None and last_id == self.max_id and generation is not None:
+            times = {i: t for i, t, _, _ in self.recent}
+            total = cached_total(
+                self.ledger, generation, last_id, n_charges, times.get,
+                lambda after: [(c, e) for i, _, c, e in self.recent if i > after])
+            if total is None:
+                events = self.conn.execute(
+                    "SELECT event, count FROM skdp_events WHERE budget_id = %s AND count > 0",
+                    (self.budget_id,))
+                total = total_from_rows(n_charges, curve_text, rest_text, events)
+        if total is not None:
+            self.generation = generation
+        else:
+            total = compose_texts(self.conn.execute("SELECT c.curve, COALESCE(e.event, c.event) "
+                                                    + _EVENT, (self.budget_id,)), orders)
+            if self.write:
+                self._recount(total.counts)
+        self.kept = (self.generation, self.mark, total)
+        return total
+
+    def _recount(self, counts):
+        """Writes that move the events stored in the charges into skdp_events and set the counts."""
+        inline = self.conn.execute(
+            "SELECT DISTINCT event FROM skdp_charges WHERE budget_id = %s AND event IS NOT NULL",
+            (self.budget_id,)).fetchall()
+        for (text,) in inline:
+            self.writes.append(_statement(
+                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES ({}, {}, {}, 0) "
+                "ON CONFLICT (budget_id, key) DO NOTHING", self.budget_id, event_key(text), text))
+        if inline:
+            self.writes.append(_statement(
+                "UPDATE skdp_charges c SET event_id = e.id, event = NULL FROM skdp_events e "
+                "WHERE c.budget_id = {} AND c.event IS NOT NULL AND e.budget_id = c.budget_id "
+                "AND e.event = c.event", self.budget_id))
+        self.writes.append(_statement(
+            "UPDATE skdp_events SET count = 0 WHERE budget_id = {} AND count <> 0", self.budget_id))
+        for key, c in counts.items():
+            self.writes.append(_statement(
+                "UPDATE skdp_events SET count = {} WHERE budget_id = {} AND key = {}",
+                c, self.budget_id, key))
 
     def insert_charge(self, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
         new_id = self.max_id + 1
         now = time.time()
         curve_text, event_text = charge_texts(curve)
+        event_id = None
+        if event_text is not None:
+            key = event_key(event_text)
+            self.writes.append(_statement(
+                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES ({}, {}, {}, {}) "
+                "ON CONFLICT (budget_id, key) DO UPDATE SET count = skdp_events.count + "
+                "EXCLUDED.count", self.budget_id, key, event_text,
+                int(pld_leaves(curve) is not None)))
+            event_id = _statement("(SELECT id FROM skdp_events WHERE budget_id = {} AND key = {})",
+                                  self.budget_id, key)
         self.writes.append(_statement(
             "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, host, "
-            "event, total_epsilon, composed_by) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
+            "event_id, total_epsilon, composed_by) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, ",
             self.budget_id, new_id, now, label, float(epsilon), curve_text, os.getpid(),
-            socket.gethostname(), event_text,
-            None if total_epsilon is None else float(total_epsilon), composed_by,
+            socket.gethostname(),
+        ) + (_null() if event_id is None else event_id) + _statement(
+            ", {}, {})", None if total_epsilon is None else float(total_epsilon), composed_by,
         ))
         self.inserted = (new_id, now, os.getpid())
         self.mark = (new_id, now)
         return new_id, now
 
     def write_total(self, total, *, last_id):
-        curve_text, state_text = total_texts(total)
+        if self.generation is None:
+            self.generation = new_generation()
+        curve_text, rest_text = rest_texts(total)
         self.writes.append(_statement(
-            "UPDATE skdp_budgets SET n_charges = {}, last_id = {}, curve = {}, state = {} "
-            "WHERE id = {}", total.n_charges, last_id, curve_text, state_text, self.budget_id,
+            "UPDATE skdp_budgets SET n_charges = {}, last_id = {}, curve = {}, state = NULL, "
+            "rest = {}, generation = {} WHERE id = {}", total.n_charges, last_id, curve_text,
+            rest_text, self.generation, self.budget_id,
         ))
+        self.kept = (self.generation, self.mark, total)
 
     def read_charges(self):
         return self.conn.execute(_CHARGES, (self.budget_id,)).fetchall()
@@ -261,6 +355,10 @@ class _Transaction:
     def count(self):
         return self.conn.execute("SELECT count(*) FROM skdp_charges WHERE budget_id = %s",
                                  (self.budget_id,)).fetchone()[0]
+
+    def committed(self):
+        if self.kept is not None:
+            remember(self.ledger, *self.kept)
 
 
 class PostgresLedger:
@@ -372,14 +470,18 @@ class PostgresLedger:
             conn = self._open()
             try:
                 template = (_BEGIN_WRITE if write else _BEGIN_READ) + _MARKS
+                kept = kept_marks(self.key)
                 cur = conn.execute(_statement_ids(template, budget_id,
-                                                  -1 if seen is None else seen[0]))
+                                                  -1 if seen is None else seen[0],
+                                                  _NONE_KEPT if kept is None else kept))
                 cur.nextset()
                 row = cur.fetchone()
                 cur.nextset()
                 mark = cur.fetchone()
                 cur.nextset()
                 seen_time = cur.fetchone()
+                cur.nextset()
+                recent = cur.fetchall()
             except psycopg.errors.UndefinedTable:
                 _rollback(conn)
                 raise self._mismatch("it has no skdp ledger tables") from None
@@ -401,7 +503,7 @@ class PostgresLedger:
                 _rollback(conn)
                 raise self._mismatch(f"its budget has no charge #{seen[0]} as this handle saw "
                                      "it recorded (a restored backup, or charges deleted by hand)")
-            return conn, row, mark
+            return conn, row, mark, recent
         raise AssertionError("unreachable")
 
     @contextmanager
@@ -412,8 +514,8 @@ class PostgresLedger:
         budget without it (a restored backup of the database) is refused.
         """
         psycopg = _psycopg()
-        conn, row, mark = self._begin(write, seen)
-        tx = _Transaction(conn, self.identity[0], row, mark)
+        conn, row, mark, recent = self._begin(write, seen)
+        tx = _Transaction(conn, self.identity[0], row, mark, recent, self.key, write)
         try:
             yield tx
         except psycopg.Error as exc:
@@ -459,6 +561,8 @@ class PostgresLedger:
                     raise self._lost(exc, "the charge is not in the ledger, so nothing was "
                                           "recorded") from exc
                 raise self._unusable(exc) from exc
+        else:
+            tx.committed()
 
     def _was_recorded(self, inserted):
         """Whether a charge whose commit failed or got no answer is in the ledger.
@@ -523,10 +627,21 @@ def _statement(template, *values):
     return sql.SQL(template).format(*(sql.Literal(v) for v in values))
 
 
-def _statement_ids(template, budget_id, seen_id):
+def _statement_ids(template, budget_id, seen_id, kept_id):
     from psycopg import sql
 
-    return sql.SQL(template).format(id=sql.Literal(int(budget_id)), seen=sql.Literal(int(seen_id)))
+    return sql.SQL(template).format(id=sql.Literal(int(budget_id)), seen=sql.Literal(int(seen_id)),
+                                    kept=sql.Literal(int(kept_id)),
+                                    limit=sql.Literal(_READ_AT_MOST + 1))
+
+
+_NONE_KEPT = 1 << 62  # no kept total: no charge has this id
+
+
+def _null():
+    from psycopg import sql
+
+    return sql.SQL("NULL")
 
 
 def _commit(conn, writes):

@@ -1,11 +1,17 @@
 """What every ledger shares: the running total and how charges are stored as text.
 
 A ledger backend (:mod:`._ledger` for SQLite files, :mod:`._postgres` for
-PostgreSQL) stores each charge's RDP curve and event as JSON text and keeps a
-running :class:`Total` beside the charges. The backends differ only in how
-they lock, read and write; composing, comparing with the cap and deciding are
-done once, in :meth:`skdp.PrivacyBudget.charge`, on the transaction object a
-backend hands it:
+PostgreSQL) stores each charge's RDP curve as JSON text, each distinct event
+once in a table of events (its JSON text, a digest of it as its key, and the
+number of charges of it that the PLD accountant composes), and a running
+total: the RDP composition of every charge, the RDP composition of the
+charges without a PLD, the number of charges, the last id covered and a
+generation, a random id that changes whenever the total is composed again
+from the charges. A charge so writes a fixed amount whatever the ledger holds.
+The backends differ only in how they lock, read and write; composing,
+comparing with the cap and deciding are done once, in
+:meth:`skdp.PrivacyBudget.charge`, on the transaction object a backend hands
+it:
 
 ``ledger.transaction(write=...)``
     A context manager: one transaction, the write lock taken at once when
@@ -15,32 +21,51 @@ backend hands it:
     (returns the new id and time), ``write_total(total, last_id=...)``,
     ``read_charges()`` and ``count()``; leaving it with an exception rolls
     back, leaving it normally commits.
+
+Reading the total costs the charges recorded since this process last saw the
+ledger, not the ledger: each process keeps the last :class:`Total` it read or
+wrote per ledger and generation (:func:`cached_total`), checks that the charge
+it ended at is still there as it was, and adds the charges after it. Else
+(another generation, or a new process) the total is read from its row and the
+events' counts, one row per distinct event.
 """
 
-import collections
-import functools
+import hashlib
 import json
 import threading
+import uuid
 
 from ..accounting import RDPCurve, event_from_dict
 from ..accounting._accountants import pld_leaves
+from ..accounting._events import _flatten
 
-__all__ = ["Total", "charge_texts", "curve_from_texts", "total_from_texts", "total_texts"]
+__all__ = ["Total", "charge_texts", "curve_from_texts", "event_key", "rest_texts"]
 
 
 class Total:
-    """The running composition of a ledger's charges.
+    """The running composition of a ledger's charges (never changed once made).
 
     ``curve`` is the RDP composition of every charge; ``leaves`` maps each
     distinct event of the charges that have a PLD to its count; ``rest`` is
     the RDP composition of the charges that have none (None if there are
-    none); ``n_charges`` counts the charges.
+    none); ``n_charges`` counts the charges. ``counts`` (only on a total
+    composed from the charges) maps each event's key to the number of its
+    charges that have a PLD.
+
+    The leaves are kept as a log of (event, count) pairs shared by the totals
+    that extend one another (each total owns the first ``size`` entries), so
+    :meth:`plus` costs the new charge, not the ledger, and
+    :meth:`added_since` tells what a later total added.
     """
 
-    __slots__ = ("curve", "leaves", "rest", "n_charges")
+    __slots__ = ("curve", "rest", "n_charges", "counts", "_log", "_size", "_leaves")
 
     def __init__(self, curve, leaves, rest, n_charges):
-        self.curve, self.leaves, self.rest, self.n_charges = curve, leaves, rest, n_charges
+        self.curve, self.rest, self.n_charges = curve, rest, n_charges
+        self._log = [(leaf, c) for leaf, c in dict(leaves).items() if c]
+        self._size = len(self._log)
+        self._leaves = None
+        self.counts = None
 
     @classmethod
     def empty(cls, orders):
@@ -48,49 +73,62 @@ class Total:
 
     def plus(self, curve):
         """The total with ``curve`` charged after the others (a new object)."""
-        leaves = dict(self.leaves)
         rest = self.rest
+        log, size = self._log, self._size
         found = pld_leaves(curve)
         if found is None:
             bare = curve.with_event(None)
             rest = bare if rest is None else rest + bare
         else:
-            for leaf, c in found:
-                leaves[leaf] = leaves.get(leaf, 0) + c
+            with _LOG_LOCK:  # handles charged from several threads
+                if len(log) != size:  # another total was made from this one: branch off
+                    log = log[:size]
+                log.extend(found)
+                size += len(found)
         # the RDP total repeats exactly the float additions of a recomposition
-        total = self.curve + curve.with_event(None)
-        return Total(total, leaves, rest, self.n_charges + 1)
+        new = Total.__new__(Total)
+        new.curve, new.rest, new.n_charges = self.curve + curve.with_event(None), rest, self.n_charges + 1
+        new._log, new._size, new._leaves, new.counts = log, size, None, None
+        return new
+
+    @property
+    def leaves(self):
+        if self._leaves is None:
+            leaves = {}
+            for leaf, c in self._log[:self._size]:
+                leaves[leaf] = leaves.get(leaf, 0) + c
+            self._leaves = leaves
+        return self._leaves
+
+    def has_leaves(self):
+        return self._size > 0
 
     def leaf_items(self):
         return [(leaf, c) for leaf, c in self.leaves.items() if c]
 
-    def state(self):
-        return json.loads(self.state_text())
+    def at(self):
+        """What :meth:`added_since` takes to tell what a later total added to this one."""
+        return self._log, self._size
 
-    def state_text(self):
-        """:meth:`state` as JSON text, each event's text made once per process (a ledger
-        may hold thousands of distinct events)."""
-        leaves = ", ".join(f"[{_event_text(leaf)}, {int(c)}]" for leaf, c in self.leaves.items() if c)
-        return f'{{"leaves": [{leaves}], "rest": {self._rest_text()}}}'
-
-    def _rest_text(self):
-        if self.rest is None:
-            return "null"
-        return json.dumps(_named(self.rest.to_dict(), "charges without a PLD"))
-
-    @classmethod
-    def from_state(cls, curve, n_charges, state):
-        leaves = {}
-        for d, c in state["leaves"]:
-            leaf = event_from_dict(d)
-            leaves[leaf] = leaves.get(leaf, 0) + int(c)
-        rest = None if state["rest"] is None else RDPCurve.from_dict(state["rest"])
-        return cls(curve, leaves, rest, n_charges)
+    def added_since(self, at):
+        """The (event, count) pairs this total added to the total of ``at``, or None if it
+        does not extend that total."""
+        log, size = at
+        if log is self._log and size <= self._size:
+            return self._log[size:self._size]
+        return None
 
 
-@functools.lru_cache(maxsize=1 << 14)
-def _event_text(event):
-    return json.dumps(event.to_dict())
+_LOG_LOCK = threading.Lock()
+
+
+def event_key(text):
+    """The key of an event's JSON text in the table of events."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def new_generation():
+    return uuid.uuid4().hex
 
 
 def _named(d, name):
@@ -125,61 +163,96 @@ def charge_texts(curve):
 def compose_texts(pairs, orders):
     """The :class:`Total` of stored (curve, event) texts, composed one at a time in id order.
 
-    The running total repeats exactly these float additions.
+    The running total repeats exactly these float additions. Its ``counts``
+    give, per event key, the charges composed by their event's PLD.
     """
     total = Total.empty(orders)
+    counts = {}
     for curve_text, event_text in pairs:
-        total = total.plus(curve_from_texts(curve_text, event_text))
+        curve = curve_from_texts(curve_text, event_text)
+        total = total.plus(curve)
+        if curve.event is not None and pld_leaves(curve) is not None:
+            key = event_key(event_text)
+            counts[key] = counts.get(key, 0) + 1
+    total.counts = counts
     return total
 
 
-def total_texts(total):
-    """(curve, state) of a running :class:`Total` as stored."""
+def rest_texts(total):
+    """(curve, rest) of a running :class:`Total` as stored."""
     data = total.curve.to_dict()
     data.pop("event", None)
     # The composed mechanism names would grow with every charge.
     data["mechanism"] = f"composition of {total.n_charges} charges"
-    curve_text, state_text = json.dumps(data), total.state_text()
-    # what reading these texts back gives, without decoding every event again
-    rest = total._rest_text()
-    _remember((total.n_charges, curve_text, state_text), Total(
-        RDPCurve.from_dict(json.loads(curve_text)),
-        total.leaves,  # no zero counts: a charge only adds
-        None if rest == "null" else RDPCurve.from_dict(json.loads(rest)),
-        total.n_charges,
-    ))
-    return curve_text, state_text
+    rest = None if total.rest is None else json.dumps(
+        _named(total.rest.to_dict(), "charges without a PLD"))
+    return json.dumps(data), rest
 
 
-# The last few totals written or read, by their texts (a Total is never
-# changed in place): a handle that charges a ledger alone reads back the
-# texts it wrote, and decoding thousands of events takes longer than a charge.
-_KNOWN = collections.OrderedDict()
+def total_from_rows(n_charges, curve_text, rest_text, events):
+    """The stored running total: its row's texts and the (event text, count) of its events.
 
-
-_KNOWN_LOCK = threading.Lock()
-
-
-def _remember(key, total):
-    with _KNOWN_LOCK:  # handles charged from several threads
-        _KNOWN[key] = total
-        _KNOWN.move_to_end(key)
-        while len(_KNOWN) > 8:
-            _KNOWN.popitem(last=False)
-
-
-def total_from_texts(n_charges, curve_text, state_text):
-    """The stored running total, or None when it cannot be read (then recompose)."""
-    if curve_text is None or state_text is None or n_charges is None:
-        return None  # none stored, or one written by an older skdp (no PLD state)
-    key = (int(n_charges), curve_text, state_text)
-    total = _KNOWN.get(key)
-    if total is not None:
-        return total
+    None when it cannot be read (then recompose).
+    """
     try:
-        total = Total.from_state(RDPCurve.from_dict(json.loads(curve_text)), int(n_charges),
-                                 json.loads(state_text))
+        leaves = {}
+        for text, count in events:
+            for leaf, c in _flatten(event_from_dict(json.loads(text))):
+                leaves[leaf] = leaves.get(leaf, 0) + c * int(count)
+        curve = RDPCurve.from_dict(json.loads(curve_text))
+        rest = None if rest_text is None else RDPCurve.from_dict(json.loads(rest_text))
     except (ValueError, TypeError, KeyError):
-        return None  # a state this version cannot read
-    _remember(key, total)
-    return total
+        return None  # an event or a total this version cannot read
+    return Total(curve, leaves, rest, int(n_charges))
+
+
+# The last total read or written per ledger and generation: (last id, its time, Total).
+_TOTALS = {}
+_TOTALS_LOCK = threading.Lock()
+
+
+def remember(ledger, generation, mark, total):
+    """Keep ``total``, the total of a ledger's charges up to ``mark`` (id, time)."""
+    if generation is None or mark is None:
+        return
+    with _TOTALS_LOCK:
+        _TOTALS.pop((ledger, generation), None)  # the last one remembered comes last
+        _TOTALS[(ledger, generation)] = (tuple(mark), total)
+        while len(_TOTALS) > 64:
+            _TOTALS.pop(next(iter(_TOTALS)))
+
+
+def kept_marks(ledger):
+    """The id of the last charge of the total this process kept last for ``ledger``, or None."""
+    for (key, _), ((seen_id, _), _) in reversed(list(_TOTALS.items())):
+        if key == ledger:
+            return seen_id
+    return None
+
+
+def cached_total(ledger, generation, last_id, n_charges, time_of, charges_after):
+    """The total of a ledger's charges up to ``last_id`` from the one this process kept, or None.
+
+    ``time_of(id)`` reads a charge's time (None if there is none);
+    ``charges_after(id)`` reads the (curve, event) texts of the charges after
+    it, in id order. The kept total is used only if the charge it ended at is
+    in the ledger as it was (not a backup put in its place with other charges
+    after it) and few charges were added since.
+    """
+    hit = _TOTALS.get((ledger, generation))
+    if hit is None:
+        return None
+    (seen_id, seen_time), total = hit
+    if seen_id > last_id or last_id - seen_id > _READ_AT_MOST:
+        return None
+    if seen_id and time_of(seen_id) != seen_time:
+        return None
+    if seen_id == last_id:
+        return total if total.n_charges == n_charges else None
+    for curve_text, event_text in charges_after(seen_id):
+        total = total.plus(curve_from_texts(curve_text, event_text))
+    return total if total.n_charges == n_charges else None
+
+
+# More charges than this since the kept total: read the total's row and the events instead.
+_READ_AT_MOST = 256

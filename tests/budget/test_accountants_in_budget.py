@@ -78,7 +78,7 @@ def test_legacy_ledger_migrates_in_the_first_charge_and_mixes_with_events(legacy
     new = poisson_subsampled_gaussian_rdp(0.01, 2.0, 1000)
     old_total = budget.total_curve()
     charge = budget.charge(new, label="new")
-    assert _schema_version(path) == 3
+    assert _schema_version(path) == 4
     assert charge.event == new.event and budget.ledger[-1].event == new.event
     # The old charges still read as before, and count by their curves.
     history = budget.to_dict()["charges"]

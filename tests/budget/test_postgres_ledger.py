@@ -23,7 +23,7 @@ import pytest
 from sklearn.base import clone
 
 from skdp import BudgetExceededError, LedgerConnectionError, LedgerMismatchError, PrivacyBudget
-from skdp.accounting import epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
+from skdp.accounting import PLDAccountant, epsilon_of, gaussian_rdp, laplace_rdp, pure_dp_rdp
 from skdp.budget import _budget, _postgres
 from _testing import charge_until_refused, run_processes
 
@@ -442,3 +442,65 @@ def test_connections_of_ended_threads_are_closed(url):
     later.join()
     mine = [k for k in _postgres._connections if k[0] == os.getpid() and k[2] == conninfo]
     assert len(budget) == 4 and len(mine) <= 2  # this thread's, and the last thread's
+
+
+# -- schema version 1 (events in the charges' rows) -------------------------------
+_V1_SCHEMA = [  # as skdp created it before each distinct event was stored once
+    """CREATE TABLE skdp_budgets (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    uid TEXT NOT NULL, params TEXT NOT NULL, n_charges BIGINT, last_id BIGINT, curve TEXT,
+    state TEXT)""",
+    """CREATE TABLE skdp_charges (
+    budget_id BIGINT NOT NULL REFERENCES skdp_budgets (id), id BIGINT NOT NULL,
+    time DOUBLE PRECISION NOT NULL, label TEXT NOT NULL, epsilon DOUBLE PRECISION NOT NULL,
+    curve TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL, event TEXT,
+    total_epsilon DOUBLE PRECISION, composed_by TEXT, PRIMARY KEY (budget_id, id))""",
+    """CREATE OR REPLACE FUNCTION skdp_drop_total() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE skdp_budgets SET n_charges = NULL, last_id = NULL, curve = NULL, state = NULL
+    WHERE id = OLD.budget_id OR id = NEW.budget_id;
+    RETURN NULL;
+END $$""",
+    """CREATE TRIGGER skdp_charges_drop_total AFTER INSERT OR UPDATE OR DELETE ON skdp_charges
+    FOR EACH ROW EXECUTE FUNCTION skdp_drop_total()""",
+]
+
+
+def test_a_version_1_database_is_upgraded_when_a_budget_is_opened(server):
+    from skdp.budget._total import charge_texts, compose_texts
+
+    database = f"v1_{uuid.uuid4().hex[:8]}"
+    _sql(server, f"CREATE DATABASE {database}")
+    for statement in _V1_SCHEMA:
+        _sql(server, statement, database=database)
+    curves = [laplace_rdp(10.0), laplace_rdp(12.0), laplace_rdp(10.0), gaussian_rdp(20.0),
+              pure_dp_rdp(0.05)]
+    params = {"epsilon": 10.0, "delta": 1e-5, "orders": PrivacyBudget(1.0, 0.0).orders.tolist(),
+              "accountant": "tightest", "schema_version": 1, "created": 0.0}
+    _sql(server, "INSERT INTO skdp_budgets (name, uid, params) VALUES ('old', %s, %s)",
+         (uuid.uuid4().hex, __import__("json").dumps(params)), database=database)
+    for i, curve in enumerate(curves, start=1):  # as version 1 stored them: the event inline
+        curve_text, event_text = charge_texts(curve)
+        _sql(server, "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, "
+                     "host, event) VALUES (1, %s, %s, 'old', 0, %s, 1, 'h', %s)",
+             (i, float(i), curve_text, event_text), database=database)
+    url = f"{server.get_uri(database=database)}&budget=old"
+    budget = PrivacyBudget.open(url)  # upgrades the tables (the budget's charges stay as they are)
+    expected = compose_texts([charge_texts(c) for c in curves], budget.orders)
+    assert budget.spent() == PrivacyBudget.open(url, accountant="tightest").spent()
+    assert [c.event for c in budget.ledger] == [c.event for c in curves]
+    charge = budget.charge(laplace_rdp(12.0))  # composes the ledger once, moving its events
+    rows = _sql(server, "SELECT event, count FROM skdp_events ORDER BY id", database=database)
+    counts = {text: c for text, c in rows}
+    assert len(rows) == 4 and counts[charge_texts(laplace_rdp(10.0))[1]] == 2
+    assert counts[charge_texts(laplace_rdp(12.0))[1]] == 2
+    assert _sql(server, "SELECT count(*) FROM skdp_charges WHERE event IS NOT NULL "
+                        "OR event_id IS NULL", database=database) == [(0,)]
+    assert [c.event for c in budget.ledger] == [c.event for c in curves] + [charge.event]
+    np.testing.assert_array_equal(budget.total_curve().rdp,
+                                  (expected.curve + laplace_rdp(12.0).with_event(None)).rdp)
+    pld = PLDAccountant()
+    for c in budget.ledger:
+        pld.compose(c.event)
+    assert charge.total_epsilon == pytest.approx(pld.epsilon(1e-5), rel=1e-4)  # another grid
+    assert PrivacyBudget.open(url).spent()[0] == pytest.approx(charge.total_epsilon, rel=1e-4)

@@ -187,7 +187,7 @@ def test_v1_ledger_is_read_without_writing_and_migrated_by_the_first_charge(path
     # The first recorded charge migrates inside its own write transaction.
     budget.charge(gaussian_rdp(10.0), label="new")
     names, version = _schema(path)
-    assert {"total"} | TRIGGERS <= names and version == 3
+    assert {"total"} | TRIGGERS <= names and version == 4
     (n, last_id, text), = _stored_total(path)
     assert (n, last_id) == (4, 4)
     _assert_identical(RDPCurve.from_dict(json.loads(text)), _recomposed(path, budget.orders))
