@@ -36,6 +36,7 @@ prints the setting it used. Run::
 
     python benchmarks/bench_trees.py                 # Adult, 5 seeds, one thread
     python benchmarks/bench_trees.py --tables all --seeds 3 --eps 1
+    python benchmarks/bench_trees.py --only RandomForest   # the forests' rows alone
 
 ``--dense 200000x50,1000000x50`` times the boosting at scale instead: dense synthetic data (n × d
 uniform floats in [0, 1), public ``bounds=(0, 1)``, a binary label from the first 5 features
@@ -267,7 +268,8 @@ def _fmt(scores, seconds):
     return f"{np.mean(scores):.3f} ± {np.std(scores):.3f} ({np.mean(seconds):.2f} s)"
 
 
-def run_table(name, eps_list, seeds, dpl_python):
+def run_table(name, eps_list, seeds, dpl_python, only=None):
+    """One table's rows; ``only``: just the contenders whose label holds this text."""
     task = _suite_data.LOADERS[name]()
     ref, ref_s = _reference(task)
     metric = "accuracy" if task.kind == "classification" else "R²"
@@ -283,6 +285,8 @@ def run_table(name, eps_list, seeds, dpl_python):
             if cat_task is not None:
                 makers[1:1] = [(label, make, cat_task)
                                for label, make in _categorical_makers(cat_task, eps, seed)]
+            if only is not None:
+                makers = [m for m in makers if only in m[0]]
             for label, make, data in makers:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -294,6 +298,8 @@ def run_table(name, eps_list, seeds, dpl_python):
                 rows.setdefault(label, {}).setdefault(eps, ([], []))
                 rows[label][eps][0].append(value)
                 rows[label][eps][1].append(seconds)
+    if only is not None and only not in "diffprivlib RandomForestClassifier":
+        dpl_python = None
     for eps, results in _dpl_forest(task, eps_list, seeds, dpl_python).items():
         ok = [r for r in results if "score" in r]
         for r in results:
@@ -541,6 +547,9 @@ def main(argv=None):
     parser.add_argument("--eps", default="0.1,1,5", help="comma-separated epsilons")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--no-peers", action="store_true", help="skip diffprivlib's venv")
+    parser.add_argument("--only", default=None,
+                        help="tables: only the contenders whose label contains this text "
+                             "(e.g. RandomForest; scikit-learn's reference is always fitted)")
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS/OpenMP threads of every contender (default 1)")
     parser.add_argument("--dense", default=None,
@@ -596,7 +605,7 @@ def main(argv=None):
               f"({_threads.describe()}; DP-EBM n_jobs=1), "
               f"load average at start {os.getloadavg()[0]:.2f}")
         for name in names:
-            run_table(name, eps_list, seeds, dpl)
+            run_table(name, eps_list, seeds, dpl, args.only)
     print(f"load average at end {os.getloadavg()[0]:.2f}")
 
 
