@@ -116,11 +116,15 @@ _SCHEMA = [
     PRIMARY KEY (budget_id, id),
     UNIQUE (budget_id, key)
 )""",
+    # (a total already dropped is left alone: one version of the budget's row, not one
+    # per row changed, when a statement changes many)
     """CREATE OR REPLACE FUNCTION skdp_drop_total() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE skdp_budgets SET n_charges = NULL, last_id = NULL, curve = NULL, state = NULL,
         rest = NULL, generation = NULL
-    WHERE id = OLD.budget_id OR id = NEW.budget_id;
+    WHERE (id = OLD.budget_id OR id = NEW.budget_id) AND (n_charges IS NOT NULL
+        OR last_id IS NOT NULL OR curve IS NOT NULL OR state IS NOT NULL OR rest IS NOT NULL
+        OR generation IS NOT NULL);
     RETURN NULL;
 END $$""",
 ] + [
@@ -293,24 +297,30 @@ class _Transaction:
 
     def _recount(self, counts):
         """Writes that move the events stored in the charges into skdp_events and set the counts."""
+        from psycopg import sql
+
         inline = self.conn.execute(
             "SELECT DISTINCT event FROM skdp_charges WHERE budget_id = %s AND event IS NOT NULL",
             (self.budget_id,)).fetchall()
-        for (text,) in inline:
-            self.writes.append(_statement(
-                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES ({}, {}, {}, 0) "
-                "ON CONFLICT (budget_id, key) DO NOTHING", self.budget_id, event_key(text), text))
         if inline:
+            self.writes.append(sql.SQL(
+                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES {} "
+                "ON CONFLICT (budget_id, key) DO NOTHING").format(sql.SQL(", ").join(
+                    _statement("({}, {}, {}, 0)", self.budget_id, event_key(text), text)
+                    for (text,) in inline)))
             self.writes.append(_statement(
                 "UPDATE skdp_charges c SET event_id = e.id, event = NULL FROM skdp_events e "
                 "WHERE c.budget_id = {} AND c.event IS NOT NULL AND e.budget_id = c.budget_id "
                 "AND e.event = c.event", self.budget_id))
         self.writes.append(_statement(
             "UPDATE skdp_events SET count = 0 WHERE budget_id = {} AND count <> 0", self.budget_id))
-        for key, c in counts.items():
-            self.writes.append(_statement(
-                "UPDATE skdp_events SET count = {} WHERE budget_id = {} AND key = {}",
-                c, self.budget_id, key))
+        if counts:
+            self.writes.append(sql.SQL(
+                "UPDATE skdp_events e SET count = v.count FROM (VALUES {}) AS v (key, count) "
+                "WHERE e.budget_id = {} AND e.key = v.key").format(
+                    sql.SQL(", ").join(_statement("({}, {}::bigint)", key, c)
+                                       for key, c in counts.items()),
+                    sql.Literal(self.budget_id)))
 
     def insert_charge(self, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
         new_id = self.max_id + 1

@@ -55,15 +55,18 @@ class Total:
     The leaves are kept as a log of (event, count) pairs shared by the totals
     that extend one another (each total owns the first ``size`` entries), so
     :meth:`plus` costs the new charge, not the ledger, and
-    :meth:`added_since` tells what a later total added.
+    :meth:`added_since` tells what a later total added. A log that grows to
+    four times the distinct events it started from (and past
+    :data:`_COMPACT_FROM` entries) starts anew from the merged leaves, so a
+    process's memory does not grow with every charge it makes.
     """
 
-    __slots__ = ("curve", "rest", "n_charges", "counts", "_log", "_size", "_leaves")
+    __slots__ = ("curve", "rest", "n_charges", "counts", "_log", "_size", "_leaves", "_start")
 
     def __init__(self, curve, leaves, rest, n_charges):
         self.curve, self.rest, self.n_charges = curve, rest, n_charges
         self._log = [(leaf, c) for leaf, c in dict(leaves).items() if c]
-        self._size = len(self._log)
+        self._size = self._start = len(self._log)
         self._leaves = None
         self.counts = None
 
@@ -74,12 +77,15 @@ class Total:
     def plus(self, curve):
         """The total with ``curve`` charged after the others (a new object)."""
         rest = self.rest
-        log, size = self._log, self._size
+        log, size, start = self._log, self._size, self._start
         found = pld_leaves(curve)
         if found is None:
             bare = curve.with_event(None)
             rest = bare if rest is None else rest + bare
         else:
+            if size > max(_COMPACT_FROM, 4 * start):  # start anew from the merged leaves
+                log = [(leaf, c) for leaf, c in self.leaves.items()]
+                size = start = len(log)
             with _LOG_LOCK:  # handles charged from several threads
                 if len(log) != size:  # another total was made from this one: branch off
                     log = log[:size]
@@ -88,7 +94,7 @@ class Total:
         # the RDP total repeats exactly the float additions of a recomposition
         new = Total.__new__(Total)
         new.curve, new.rest, new.n_charges = self.curve + curve.with_event(None), rest, self.n_charges + 1
-        new._log, new._size, new._leaves, new.counts = log, size, None, None
+        new._log, new._size, new._start, new._leaves, new.counts = log, size, start, None, None
         return new
 
     @property
@@ -120,6 +126,7 @@ class Total:
 
 
 _LOG_LOCK = threading.Lock()
+_COMPACT_FROM = 1 << 16
 
 
 def event_key(text):

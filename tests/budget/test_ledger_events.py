@@ -207,3 +207,15 @@ def test_another_processs_charges_are_added_to_the_kept_total(tmp_path):
     assert budget.total_curve().rdp.tobytes() == recomposed.curve.rdp.tobytes()
     assert dict(budget._pld.leaf_pairs()) == recomposed.leaves
     assert charge.total_epsilon == PrivacyBudget.open(path).spent()[0]
+
+
+def test_the_log_of_a_processs_totals_starts_anew_instead_of_growing(tmp_path, monkeypatch):
+    monkeypatch.setattr(_total, "_COMPACT_FROM", 8)
+    budget = PrivacyBudget(100.0, 1e-5, ledger=str(tmp_path / "ledger.sqlite"))
+    for i in range(40):
+        charge = budget.charge(laplace_rdp(50.0 + i % 2))
+        log, size = budget._pld_at
+        assert len(log) <= 9 and size <= 9  # 8 entries at most, then one added
+    assert dict(budget._pld.leaf_pairs()) == {laplace_rdp(50.0).event: 20, laplace_rdp(51.0).event: 20}
+    fresh = PrivacyBudget.open(str(tmp_path / "ledger.sqlite"))
+    assert fresh.spent()[0] == pytest.approx(charge.total_epsilon, rel=1e-9)
