@@ -20,25 +20,41 @@ that no private fit may use (it flatters the public arm).
 Run: ``python benchmarks/bench_private_bounds.py [--seeds 5] [--share 0.5]``
 (``--share`` overrides skdp.stats._range.BOUNDS_EPSILON_SHARE, to compare
 shares). Prints mean ± std test accuracy over the seeds.
+
+``--speed`` (issue 30) times instead the private bounds' histograms: scikit-learn's
+``StandardScaler()`` against ``DPStandardScaler(bounds=(-12, 12))``, ``DPStandardScaler()``
+(private bounds, half of ε = 1) and ``skdp.stats.bounds`` alone, at 10^6 x 50
+(``--speed-shapes``; the Gaussian rows of bench_decomposition.py's ``--speed``), rounds
+interleaved (benchmarks/_speed.py), with one thread and with ``--threads``::
+
+    python benchmarks/bench_private_bounds.py --speed --threads 2
 """
 
 import argparse
 import math
+import os
+import sys
 import time
 import warnings
 
-import numpy as np
-from sklearn.compose import ColumnTransformer
-from sklearn.datasets import load_breast_cancer, load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _threads  # noqa: E402
 
-from skdp.datasets import adult_schema, load_adult
-from skdp.linear_model import DPLogisticRegression
-from skdp.naive_bayes import DPGaussianNB
-from skdp.preprocessing import DPStandardScaler
-from skdp.stats import _range
+_threads.set_thread_variables()  # before numpy is imported
+
+import numpy as np  # noqa: E402
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_digits  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import OneHotEncoder  # noqa: E402
+
+from skdp import stats  # noqa: E402
+from skdp.datasets import adult_schema, load_adult  # noqa: E402
+from skdp.linear_model import DPLogisticRegression  # noqa: E402
+from skdp.naive_bayes import DPGaussianNB  # noqa: E402
+from skdp.preprocessing import DPStandardScaler  # noqa: E402
+from skdp.stats import _range  # noqa: E402
 
 
 def tables():
@@ -80,7 +96,15 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--share", type=float, default=None)
     parser.add_argument("--epsilons", default="0.5,1,2,4")
+    parser.add_argument("--speed", action="store_true",
+                        help="time the private bounds against scikit-learn's StandardScaler")
+    parser.add_argument("--speed-shapes", default="1000000x50")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="with --speed: also time with this many threads")
     args = parser.parse_args()
+    if args.speed:
+        return speed(args)
     if args.share is not None:
         _range.BOUNDS_EPSILON_SHARE = args.share
     epsilons = [float(e) for e in args.epsilons.split(",")]
@@ -101,6 +125,29 @@ def main():
                     cells.append(f"{np.mean(acc):.3f} ± {np.std(acc):.3f}")
                 print(f"| {name} | {kind} | {eps:g} | {cells[0]} | {cells[1]} |", flush=True)
     print(f"({time.time() - start:.0f} s)")
+
+
+
+def speed(args):
+    """Seconds of a fit with private bounds against scikit-learn's StandardScaler, side by side."""
+    from sklearn.preprocessing import StandardScaler
+
+    from _speed import speed_table
+
+    def make(n, d):
+        X = np.random.default_rng(0).standard_normal((n, d))
+        X *= np.linspace(0.5, 3.0, d)
+        return X, {
+            "StandardScaler()": lambda: StandardScaler().fit(X),
+            "DPStandardScaler(bounds)": lambda: DPStandardScaler(
+                bounds=(-12.0, 12.0), random_state=0).fit(X),
+            "DPStandardScaler()": lambda: DPStandardScaler(random_state=0).fit(X),
+            "stats.bounds": lambda: stats.bounds(X, epsilon=0.5, random_state=0),
+        }
+
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")]
+    print(f"epsilon=1, delta=1e-5 (stats.bounds: epsilon=0.5); {_threads.describe()}")
+    speed_table(shapes, make, "StandardScaler()", args.rounds, sorted({1, args.threads}))
 
 
 if __name__ == "__main__":

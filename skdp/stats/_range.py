@@ -143,7 +143,7 @@ _KEY_BIN = _key_bins()
 
 
 def _bins_into(block, y):
-    """The bins of the entries of ``block`` (int64, in ``y``'s buffer), ±inf/NaN in the two slots."""
+    """The bins of the entries of ``block`` (int64, in ``y``'s buffer); ±inf, NaN in two slots."""
     with np.errstate(invalid="ignore"):  # a signalling NaN
         np.multiply(block, _BELOW, out=y)
     key = y.view(np.uint64)
