@@ -238,7 +238,9 @@ def test_linear_predict_uses_the_row_map_of_the_fit(mode, monkeypatch):
     y = np.random.default_rng(2).uniform(-1, 3, len(X))
     reg = DPLinearRegression(epsilon=2.0, bounds_y=(-1, 3), random_state=0,
                              **_NORM_MODES[mode]).fit(X, y)
-    (Z,) = designs
+    Z = designs[0]  # the Gram pass; the refinement passes map the rows the same way
+    for other in designs[1:]:
+        np.testing.assert_array_equal(other, Z)
     offset = reg.predict(X) - Z[:, :X.shape[1]] @ reg.coef_
     assert np.ptp(offset) <= 1e-9 * (np.abs(reg.predict(X)).max() + 1.0)
 
@@ -469,7 +471,7 @@ def test_linear_gram_sensitivity_is_a_bound_reached_by_extreme_rows(mode, monkey
     y = np.resize([-1.0, 3.0, 50.0, -50.0], len(X))  # y at both bounds, and beyond them
     reg = DPLinearRegression(epsilon=1.0, bounds_y=(-1, 3), random_state=0,
                              **_NORM_MODES[mode]).fit(X, y)
-    (Z,) = designs
+    Z = designs[0]  # the Gram pass (the refinement passes map the rows the same way)
     q = Z.shape[1]
     rows, cols = np.triu_indices(q)
     keep = ~((rows == q - 1) & (cols == q - 1))  # the (y, y) entry is not released
@@ -482,9 +484,10 @@ def test_linear_gram_sensitivity_is_a_bound_reached_by_extreme_rows(mode, monkey
 def test_linear_noise_drawn_is_the_curve_charged(mode):
     rng = np.random.default_rng(8)
     X = _LOWER + (_UPPER - _LOWER) * rng.random((500, 3))
+    y = rng.random(500)
     spy = _SpyGenerator(9)
-    reg = DPLinearRegression(epsilon=0.6, bounds_y=(0, 1), random_state=spy,
-                             **_NORM_MODES[mode]).fit(X, rng.random(500))
+    reg = DPLinearRegression(epsilon=0.6, bounds_y=(0, 1), refine_steps=0, random_state=spy,
+                             **_NORM_MODES[mode]).fit(X, y)
     (scales,) = spy.normal_scales
     q = 3 + 1 + 1  # features, intercept, target
     assert scales.size == q * (q + 1) // 2 and np.ptp(scales) == 0
@@ -492,6 +495,24 @@ def test_linear_noise_drawn_is_the_curve_charged(mode):
     assert multiplier == pytest.approx(reg.noise_multiplier_, rel=1e-12)
     np.testing.assert_allclose(reg.privacy_curve_.rdp, gaussian_rdp(multiplier).rdp, rtol=1e-9)
     assert reg.epsilon_spent_ <= 0.6 and reg.epsilon_spent_ == pytest.approx(0.6, rel=1e-3)
+
+    # With refinement: the Gram release, the gradient-norm histogram (sensitivity 1) and one
+    # release per step (sensitivity gradient_clip_). Their multipliers' 1/z² add up to the
+    # charged Gaussian's 1/z² (Gaussians compose exactly), and the curve is unchanged.
+    spy = _SpyGenerator(9)
+    refined = DPLinearRegression(epsilon=0.6, bounds_y=(0, 1), random_state=spy,
+                                 **_NORM_MODES[mode]).fit(X, y)
+    gram, counts, *steps = spy.normal_scales
+    assert len(steps) == refined.refine_steps == 8
+    assert gram.size == q * (q + 1) // 2 and counts.size == 18
+    assert all(s.size == q - 1 for s in steps)  # the coefficients and the intercept
+    assert all(np.ptp(s) == 0 for s in (gram, counts, *steps))
+    multipliers = [gram[0] / refined.sensitivity_, counts[0] / 1.0]
+    multipliers += [s[0] / refined.gradient_clip_ for s in steps]
+    precision = sum(1.0 / z**2 for z in multipliers)
+    assert precision == pytest.approx(1.0 / refined.noise_multiplier_**2, rel=1e-12)
+    assert refined.noise_multiplier_ == reg.noise_multiplier_
+    np.testing.assert_allclose(refined.privacy_curve_.rdp, reg.privacy_curve_.rdp, rtol=1e-12)
 
 
 def test_linear_ridge_and_solve_read_only_the_release(monkeypatch):
@@ -506,7 +527,7 @@ def test_linear_ridge_and_solve_read_only_the_release(monkeypatch):
         r = np.random.default_rng(seed)
         X = _LOWER + (_UPPER - _LOWER) * r.random((n, 3))
         reg = DPLinearRegression(epsilon=1.0, bounds_X=(_LOWER, _UPPER), bounds_y=(0, 1),
-                                 random_state=seed).fit(X, r.random(n))
+                                 refine_steps=0, random_state=seed).fit(X, r.random(n))
         models.append((reg.ridge_, reg.coef_.tolist(), reg.intercept_, reg.data_norm_))
     assert models[0] == models[1]
     assert models[0][0] > 0  # the ridge is AdaSSP's max(0, B - lambda_min) of the release
