@@ -44,6 +44,12 @@ rounds interleaved (benchmarks/_speed.py), with one thread and with ``--threads`
 peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV::
 
     python benchmarks/bench_decomposition.py --speed --threads 2 --baseline 8a652f7
+
+``--steps`` times instead, with one thread, each step of ``DPPCA(bounds=(-12, 12))``'s two
+passes over the rows (skdp.decomposition._pca's own block functions, in its order) and of
+scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X), rounds interleaved::
+
+    python benchmarks/bench_decomposition.py --steps --speed-shapes 1000000x50 --rounds 3
 """
 
 import argparse
@@ -277,9 +283,13 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
     parser.add_argument("--baseline", metavar="REV", help="with --speed: also DPPCA of REV")
+    parser.add_argument("--steps", action="store_true",
+                        help="time each step of DPPCA(bounds)'s passes and of PCA(), one thread")
     args = parser.parse_args(argv)
     if args.speed:
         return speed(args)
+    if args.steps:
+        return steps(args)
     _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
     seeds = list(range(args.seeds))
     with threadpool_limits(limits=args.threads):
@@ -352,6 +362,78 @@ def speed(args):
     print(f"epsilon=1, delta=1e-5; {_threads.describe()}")
     speed_table(shapes, make, "PCA()", args.rounds, sorted({1, args.threads}))
     return 0
+
+
+
+def steps(args):
+    """Milliseconds of each step of DPPCA(bounds)'s two passes and of PCA()'s, one thread."""
+    from skdp.decomposition import _pca
+
+    def dppca(X, tick):
+        n, d = X.shape
+        bounds = (np.full(d, -12.0), np.full(d, 12.0))
+        _, C0 = _pca._centre_and_norm(bounds, None)
+        np.isfinite(X.sum())
+        tick("finite check (validate_data's)")
+        norms, counts = np.empty(n), 0
+        blocks = _pca.clipped_blocks(X, bounds, None)
+        for rows, Y in _steps_blocks(blocks, tick, "pass 1: clip"):
+            norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+            tick("pass 1: norms")
+            counts = counts + _pca.norm_counts(norms[rows], C0)
+            tick("pass 1: their histogram")
+        C = float(np.quantile(norms, _pca.NORM_QUANTILE))  # stands in for the released C
+        tick("_not timed")
+        gram, sums = np.zeros((d, d)), np.zeros(d)
+        for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None), tick,
+                                     "pass 2: clip"):
+            _pca._scale_down(Y, norms[rows], C)
+            tick("pass 2: scale the long rows")
+            gram += Y.T @ Y
+            tick("pass 2: Gram matrix")
+            sums += Y.sum(axis=0)
+            tick("pass 2: sums")
+
+    def pca(X, tick):
+        np.isfinite(X.sum())
+        tick("PCA: finite check")
+        X.mean(axis=0)
+        tick("PCA: mean")
+        X.T @ X
+        tick("PCA: X.T @ X")
+
+    load = os.getloadavg()[0]
+    for n, d in (tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")):
+        X = np.random.default_rng(0).standard_normal((n, d))
+        X *= np.linspace(0.5, 3.0, d)
+        totals = {}
+        with threadpool_limits(1):
+            for _ in range(args.rounds):
+                for run in (dppca, pca):
+                    last = [time.perf_counter()]
+
+                    def tick(step):
+                        now = time.perf_counter()
+                        totals[step] = totals.get(step, 0.0) + now - last[0]
+                        last[0] = now
+
+                    run(X, tick)
+        print(f"{n} x {d}, one thread, mean of {args.rounds} interleaved rounds (ms):")
+        for step, seconds in ((k, v) for k, v in totals.items() if not k.startswith("_")):
+            print(f"  {step}: {1e3 * seconds / args.rounds:.1f}")
+        print("  DPPCA(bounds) steps in all: %.1f; PCA() steps in all: %.1f" % tuple(
+            1e3 * sum(v for k, v in totals.items() if k.startswith(p) == want
+                      and not k.startswith("_")) / args.rounds
+            for p, want in (("PCA", False), ("PCA", True))))
+    print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def _steps_blocks(blocks, tick, step):
+    """The (rows, Y) of ``blocks``, the time spent making each charged to ``step``."""
+    for rows, Y in blocks:
+        tick(step)
+        yield rows, Y
 
 
 if __name__ == "__main__":
