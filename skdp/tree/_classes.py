@@ -183,7 +183,8 @@ class CountSplitter:
             # Left class counts of every (threshold, missing direction), (k, pairs, 2B − 1)
             left = left_sums(hist[:, nodes, position[drawn[nodes, slots]]], B)
             right = totals[:, nodes, None] - left
-            # sensitivity 1: one row moves one class count of one child by 1
+            # sensitivity 1: one row moves one class count of one child by 1; log weight
+            # ε_s·score/(2·1), the exponential mechanism's (McSherry & Talwar 2007)
             log_weight[nodes, slots] = 0.5 * self.split_epsilon * (left.max(axis=0)
                                                                    + right.max(axis=0))
         sets = {}
