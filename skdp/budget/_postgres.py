@@ -300,18 +300,23 @@ class _Transaction:
         from psycopg import sql
 
         inline = self.conn.execute(
-            "SELECT DISTINCT event FROM skdp_charges WHERE budget_id = %s AND event IS NOT NULL",
+            "SELECT id, event FROM skdp_charges WHERE budget_id = %s AND event IS NOT NULL",
             (self.budget_id,)).fetchall()
         if inline:
+            keys = {text: event_key(text) for _, text in inline}
             self.writes.append(sql.SQL(
                 "INSERT INTO skdp_events (budget_id, key, event, count) VALUES {} "
                 "ON CONFLICT (budget_id, key) DO NOTHING").format(sql.SQL(", ").join(
-                    _statement("({}, {}, {}, 0)", self.budget_id, event_key(text), text)
-                    for (text,) in inline)))
-            self.writes.append(_statement(
-                "UPDATE skdp_charges c SET event_id = e.id, event = NULL FROM skdp_events e "
-                "WHERE c.budget_id = {} AND c.event IS NOT NULL AND e.budget_id = c.budget_id "
-                "AND e.event = c.event", self.budget_id))
+                    _statement("({}, {}, {}, 0)", self.budget_id, key, text)
+                    for text, key in keys.items())))
+            # joined on the charges' ids and the events' keys (both indexed), never on the texts
+            self.writes.append(sql.SQL(
+                "UPDATE skdp_charges c SET event_id = e.id, event = NULL "
+                "FROM (VALUES {}) AS v (id, key), skdp_events e WHERE c.budget_id = {} "
+                "AND c.id = v.id AND e.budget_id = c.budget_id AND e.key = v.key").format(
+                    sql.SQL(", ").join(_statement("({}::bigint, {})", charge_id, keys[text])
+                                       for charge_id, text in inline),
+                    sql.Literal(self.budget_id)))
         self.writes.append(_statement(
             "UPDATE skdp_events SET count = 0 WHERE budget_id = {} AND count <> 0", self.budget_id))
         if counts:

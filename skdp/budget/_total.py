@@ -74,11 +74,15 @@ class Total:
     def empty(cls, orders):
         return cls(RDPCurve.zero(orders), {}, None, 0)
 
-    def plus(self, curve):
-        """The total with ``curve`` charged after the others (a new object)."""
+    def plus(self, curve, found=False):
+        """The total with ``curve`` charged after the others (a new object).
+
+        ``found``: ``pld_leaves(curve)`` when the caller has it.
+        """
         rest = self.rest
         log, size, start = self._log, self._size, self._start
-        found = pld_leaves(curve)
+        if found is False:
+            found = pld_leaves(curve)
         if found is None:
             bare = curve.with_event(None)
             rest = bare if rest is None else rest + bare
@@ -177,8 +181,9 @@ def compose_texts(pairs, orders):
     counts = {}
     for curve_text, event_text in pairs:
         curve = curve_from_texts(curve_text, event_text)
-        total = total.plus(curve)
-        if curve.event is not None and pld_leaves(curve) is not None:
+        found = pld_leaves(curve)
+        total = total.plus(curve, found)
+        if found is not None:
             key = event_key(event_text)
             counts[key] = counts.get(key, 0) + 1
     total.counts = counts
