@@ -131,6 +131,8 @@ _INF_OR_NAN = (N_BINS, N_BINS + 1)  # by sign
 
 def _key_bins():
     """The bin of each of the 4096 sign-and-exponent keys (BINS_PER_OCTAVE == 1)."""
+    if BINS_PER_OCTAVE != 1:  # a key is one octave: finer bins need the mantissa too
+        raise NotImplementedError("_key_bins reads one bin per octave from the exponent")
     exponent = np.arange(2048) - 1022  # ⌈log2 a⌉ for the field E = 0 .. 2047
     offset = np.clip(exponent, LOG2_RANGE[0] + 1, LOG2_RANGE[1]) - LOG2_RANGE[0]
     offset[exponent <= LOG2_RANGE[0]] = 0  # up to 2^-30 (and E = 0: 0 or subnormal)
