@@ -222,7 +222,11 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
                     da.isinf(X).any(axis=0))}
     if y is not None:
         if not is_lazy(y):  # an in-memory target beside dask rows: cut into X's row chunks
-            y = da.from_array(np.asarray(y), chunks=(X.chunks[0],) + np.shape(y)[1:])
+            y = np.asarray(y)
+            if y.ndim == 0 or y.shape[0] != n:
+                raise ValueError("Found input variables with inconsistent numbers of samples: "
+                                 f"[{n}, {y.shape[0] if y.ndim else 1}]")
+            y = da.from_array(y, chunks=(X.chunks[0],) + y.shape[1:])
         y = _as_dask_array(y, "y")
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.rechunk({1: -1})[:, 0]
