@@ -1,4 +1,4 @@
-"""Review of DPLinearRegression's refinement steps (the gradient-norm histogram and the clipped steps).
+"""Review of DPLinearRegression's refinement: the gradient-norm histogram and the clipped steps.
 
 Checked and sound (these tests pass and guard it):
 
@@ -26,6 +26,9 @@ Checked and sound (these tests pass and guard it):
 import math
 import warnings
 
+import dask  # the dask extra (in the test extra): these tests fail, never skip, without it
+import dask.array as da
+import distributed
 import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
@@ -188,9 +191,6 @@ def test_every_rows_clipped_gradient_is_within_the_clip(mode, step_calls):
 
 def test_dask_chunks_clip_every_row_too(step_calls):
     """Chunk by chunk (chunks of 0, 1 and many rows), each row's gradient is within C."""
-    da = pytest.importorskip("dask.array")
-    import dask
-
     Xs, ys = np.vstack([X, EXTREME_X]), np.concatenate([Y, EXTREME_Y])
     chunks = (0, 1, 100, 0, len(Xs) - 101)
     with dask.config.set(scheduler="sync"):
@@ -235,7 +235,6 @@ def test_neighbours_fit_without_an_error_or_a_warning(mode):
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None, silence_logs=40) as cluster, \
             distributed.Client(cluster) as c:
@@ -245,7 +244,6 @@ def client():
 @pytest.mark.parametrize("mode", ["box, no intercept", "box and norm", "private bounds",
                                   "private y, float ridge"])
 def test_dask_fit_equals_the_in_memory_fit(client, mode):
-    da = pytest.importorskip("dask.array")
     Xs, ys = np.vstack([X, EXTREME_X]), np.concatenate([Y, EXTREME_Y])
     chunks = (120, 0, 1, len(Xs) - 121)
     ref = DPLinearRegression(epsilon=1.0, random_state=8, **MODES[mode]).fit(Xs, ys)

@@ -24,7 +24,6 @@ import warnings
 import numpy as np
 import pytest
 
-from skdp.stats import _range
 from skdp.stats._range import LOG2_RANGE, N_BINS, _bin_counts, _bounds_release, bin_index
 from skdp.utils import _blocks
 
@@ -135,4 +134,3 @@ def test_the_release_reads_the_counts_only(epsilon, delta):
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
     assert wa == wb
-    assert _range.N_BINS == N_BINS

@@ -1,4 +1,4 @@
-"""Review of the trees' and the forest's exponential mechanism by inverse CDF (skdp/tree/_choice.py).
+"""Review of the trees' and the forest's exponential mechanism by inverse CDF (tree/_choice.py).
 
 Checked and sound (these tests pass and guard it):
 
