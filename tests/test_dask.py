@@ -54,6 +54,12 @@ def _lazy(X, kind):
     return dd.from_pandas(frame, npartitions=5)
 
 
+def _lazy_pair(X, kind):
+    """``X`` in memory (the computed DataFrame, for a frame) and as dask."""
+    Xd = _lazy(X, kind)
+    return (Xd.compute() if kind == "frame" else X), Xd
+
+
 def _same_fit(make, X, Xd, *attributes, y=None, yd=None):
     """Fit ``make(budget)`` on memory and on dask; the attributes and the ledgers agree."""
     budgets = PrivacyBudget(50.0, 1e-5), PrivacyBudget(50.0, 1e-5)
@@ -119,9 +125,7 @@ def test_standard_scaler_equals_the_in_memory_fit(client, kind, params):
 ])
 def test_min_max_scaler_equals_the_in_memory_fit(client, kind, params):
     X, _ = _data()
-    Xd = _lazy(X, kind)
-    if kind == "frame":
-        X = Xd.compute()
+    X, Xd = _lazy_pair(X, kind)
     private = params.get("epsilon", 1.0) != np.inf
     ref, got = _same_fit(lambda b: DPMinMaxScaler(budget=b if private else None,
                                                   random_state=7, **params),
@@ -151,9 +155,7 @@ def test_simple_imputer_equals_the_in_memory_fit(client, kind, params):
     rng = np.random.default_rng(9)
     X[rng.random(X.shape) < 0.2] = np.nan  # missing values, and a feature with one value
     X[1:, 2] = np.nan
-    Xd = _lazy(X, kind)
-    if kind == "frame":
-        X = Xd.compute()
+    X, Xd = _lazy_pair(X, kind)
     private = params.get("epsilon", 1.0) != np.inf
     ref, got = _same_fit(lambda b: DPSimpleImputer(budget=b if private else None,
                                                    random_state=4, **params),
@@ -253,9 +255,7 @@ def test_kmeans_equals_the_in_memory_fit(client, kind, params):
     X, _ = _data()
     X[:2000] += 20.0  # three clusters, so the tree branches
     X[2000:4000] -= 10.0
-    Xd = _lazy(X, kind)
-    if kind == "frame":
-        X = Xd.compute()
+    X, Xd = _lazy_pair(X, kind)
     ref, got = _same_fit(lambda b: DPKMeans(3, budget=b, random_state=8, **params), X, Xd,
                          "cluster_centers_", "n_iter_", "bounds_")
     labels, distances = got.predict(Xd), got.transform(Xd)
