@@ -264,6 +264,17 @@ def test_kmeans_equals_the_in_memory_fit(client, kind, params):
     np.testing.assert_allclose(distances.compute(), ref.transform(X), rtol=1e-9, atol=1e-9)
 
 
+def test_kmeans_secure_randomness_fits_dask_rows(client):
+    # secure=True draws the hyperplanes and the noise on the client from the OS, as in memory
+    X, _ = _data(n=2000)
+    budget = PrivacyBudget(5.0, 1e-5)
+    km = DPKMeans(2, bounds=(-30, 40), secure=True, budget=budget)
+    labels = km.fit_predict(_lazy(X, "array"))
+    assert isinstance(labels, da.Array) and len(budget) == 1
+    assert km.cluster_centers_.shape == (2, 3) and np.isfinite(km.cluster_centers_).all()
+    np.testing.assert_array_equal(labels.compute(), km.predict(X))
+
+
 def test_a_pipeline_of_dask_steps_equals_the_in_memory_one(client):
     # the scaler's lazy transform feeds the model's fit; y may stay in memory
     from sklearn.pipeline import make_pipeline
