@@ -22,9 +22,9 @@ has none) beside its RDP curve, and the composed ε right after it with the
 accountant that found it. Ledgers of versions 1 and 2 have no events; their
 charges are composed by their RDP curves.
 
-Schema version 4 keeps each distinct event once, in ``events`` (its text, a
-digest of it as its key, and how many charges of it the PLD accountant
-composes); a charge refers to its event by ``event_id``, so that a charge
+Schema version 4 keeps each distinct event once, in ``events`` (its text and
+a digest of it as its key); a charge refers to its event by ``event_id`` and
+says whether the PLD accountant composes it (``pld``), so that a charge
 writes a fixed amount however many distinct events the ledger holds. The
 running total keeps the RDP composition of all charges and of those without
 a PLD (``rest``) and a ``generation``, a random id drawn anew whenever the
@@ -74,18 +74,18 @@ _SCHEMA = [
     event TEXT,
     total_epsilon REAL,
     composed_by TEXT,
-    event_id INTEGER
+    event_id INTEGER,
+    pld INTEGER
 )""",
     """CREATE TABLE IF NOT EXISTS events (
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
-    event TEXT NOT NULL,
-    count INTEGER NOT NULL
+    event TEXT NOT NULL
 )""",
 ]
 # Columns of schema versions 3 and 4 that older ledgers get by ALTER TABLE.
 _CHARGE_COLUMNS = (("event", "TEXT"), ("total_epsilon", "REAL"), ("composed_by", "TEXT"),
-                   ("event_id", "INTEGER"))
+                   ("event_id", "INTEGER"), ("pld", "INTEGER"))
 _TOTAL_COLUMNS = (("state", "TEXT"), ("rest", "TEXT"), ("generation", "TEXT"))
 
 # Schema version 2: the running total (one row) and the triggers that drop it
@@ -316,21 +316,20 @@ def read_charges(conn):
 
 
 def insert_charge(conn, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
-    """Insert a charge: its curve, and its event into ``events`` (once) with its count."""
+    """Insert a charge: its curve, whether the PLD composes it, and its event into ``events``
+    (once: a charge of an event already there writes nothing there)."""
     now = time.time()
     curve_text, event_text = charge_texts(curve)
     event_id = None
     if event_text is not None:
         key = event_key(event_text)
-        conn.execute("INSERT OR IGNORE INTO events (key, event, count) VALUES (?, ?, 0)",
-                     (key, event_text))
+        conn.execute("INSERT OR IGNORE INTO events (key, event) VALUES (?, ?)", (key, event_text))
         event_id = conn.execute("SELECT id FROM events WHERE key = ?", (key,)).fetchone()[0]
-        if pld_leaves(curve) is not None:
-            conn.execute("UPDATE events SET count = count + 1 WHERE id = ?", (event_id,))
     cur = conn.execute(
-        "INSERT INTO charges (time, label, epsilon, curve, pid, event_id, total_epsilon, "
-        "composed_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO charges (time, label, epsilon, curve, pid, event_id, pld, total_epsilon, "
+        "composed_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (now, label, float(epsilon), curve_text, os.getpid(), event_id,
+         int(event_id is not None and pld_leaves(curve) is not None),
          None if total_epsilon is None else float(total_epsilon), composed_by),
     )
     return cur.lastrowid, now
@@ -347,8 +346,8 @@ def compose_charges(conn, orders):
     The running total repeats exactly these float additions.
     """
     present = _columns(conn, "charges")
-    if "event_id" in present:
-        query = f"SELECT c.curve, {_CHARGE_EVENT} {_WITH_EVENTS} ORDER BY c.id"
+    if {"event_id", "pld"} <= present:
+        query = f"SELECT c.curve, {_CHARGE_EVENT}, c.id, c.pld {_WITH_EVENTS} ORDER BY c.id"
     elif "event" in present:
         query = "SELECT curve, event FROM charges ORDER BY id"
     else:
@@ -363,7 +362,8 @@ def read_total(conn, orders, ledger=None):
     (its last id is the largest id) and has a generation (an older skdp
     writes none): from the total this process kept for ``ledger`` and that
     generation plus the charges after it, or else from the total's row and
-    the events' counts. Otherwise composes the charges again.
+    the events of the charges the PLD composes. Otherwise composes the
+    charges again.
     """
     mark = last_mark(conn)
     last_id = 0 if mark is None else mark[0]
@@ -382,7 +382,8 @@ def read_total(conn, orders, ledger=None):
                                    "WHERE c.id > ? ORDER BY c.id", (i,)))
         if total is None:
             total = total_from_rows(row[0], row[2], row[3], conn.execute(
-                "SELECT event, count FROM events WHERE count > 0"))
+                "SELECT e.event, COUNT(*) FROM charges c JOIN events e ON e.id = c.event_id "
+                "WHERE c.pld = 1 GROUP BY c.event_id"))
         if total is not None:
             return total, generation
     return compose_charges(conn, orders), None
@@ -430,19 +431,17 @@ def adopt_events(conn):
     for _, text in rows:
         if text not in ids:
             key = event_key(text)
-            conn.execute("INSERT OR IGNORE INTO events (key, event, count) VALUES (?, ?, 0)",
-                         (key, text))
+            conn.execute("INSERT OR IGNORE INTO events (key, event) VALUES (?, ?)", (key, text))
             ids[text] = conn.execute("SELECT id FROM events WHERE key = ?", (key,)).fetchone()[0]
     conn.executemany("UPDATE charges SET event_id = ?, event = NULL WHERE id = ?",
                      [(ids[text], charge_id) for charge_id, text in rows])
 
 
-def write_counts(conn, counts):
-    """Set every event's count to ``counts`` (event key -> charges composed by its PLD)."""
+def write_flags(conn, flags):
+    """Move the charges' own events into ``events`` and set the (pld, id) ``flags``."""
     adopt_events(conn)
-    conn.execute("UPDATE events SET count = 0 WHERE count != 0")
-    conn.executemany("UPDATE events SET count = ? WHERE key = ?",
-                     [(c, key) for key, c in counts.items()])
+    conn.executemany("UPDATE charges SET pld = ? WHERE id = ?",
+                     [(int(pld), charge_id) for pld, charge_id in flags])
 
 
 def write_total(conn, total, *, last_id, generation):
@@ -480,19 +479,19 @@ class _Transaction:
         self.mark = mark
         self.ledger = ledger
         self.generation = None  # of the total read; None: composed from the charges
-        self.counts = None  # the events' counts to write when the total was composed here
+        self.flags = None  # the charges' pld to write when the total was composed here
         self.kept = None  # (generation, mark, total) to remember once committed
 
     def read_total(self, orders):
         total, self.generation = read_total(self.conn, orders, self.ledger)
-        self.counts = total.counts if self.generation is None else None
+        self.flags = total.flags if self.generation is None else None
         self.kept = (self.generation, self.mark, total)
         return total
 
     def insert_charge(self, **kwargs):
-        if self.counts is not None:  # composed from the charges: their counts first
-            write_counts(self.conn, self.counts)
-            self.counts = None
+        if self.flags is not None:  # composed from the charges: their flags first
+            write_flags(self.conn, self.flags)
+            self.flags = None
             self.generation = new_generation()
         self.mark = insert_charge(self.conn, **kwargs)
         self.kept = None

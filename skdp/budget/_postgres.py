@@ -3,7 +3,11 @@
 For workers on many machines: every worker reaches the one database. Several
 budgets live side by side in one database, one row each in ``skdp_budgets``
 (its name, a random id, its cap and orders as JSON, and the running total),
-their charges in ``skdp_charges`` (numbered from 1 within each budget). The
+their charges in ``skdp_charges`` (numbered from 1 within each budget), and
+each distinct event of a budget once in ``skdp_events`` (see
+:mod:`skdp.budget._ledger`, schema version 4, for what the SQLite file holds
+alike; tables of schema 1 get the new table and columns in :meth:`create`,
+and their charges' events are moved by the first charge). The
 URL names the budget with a ``budget`` query parameter, which is taken out
 before the URL reaches libpq (``default`` when absent)::
 
@@ -100,6 +104,7 @@ _SCHEMA = [
     total_epsilon DOUBLE PRECISION,
     composed_by TEXT,
     event_id BIGINT,
+    pld BOOLEAN,
     PRIMARY KEY (budget_id, id)
 )""",
     # schema version 2: each distinct event once (see skdp.budget._ledger), a
@@ -107,12 +112,12 @@ _SCHEMA = [
     "ALTER TABLE skdp_budgets ADD COLUMN IF NOT EXISTS rest TEXT",
     "ALTER TABLE skdp_budgets ADD COLUMN IF NOT EXISTS generation TEXT",
     "ALTER TABLE skdp_charges ADD COLUMN IF NOT EXISTS event_id BIGINT",
+    "ALTER TABLE skdp_charges ADD COLUMN IF NOT EXISTS pld BOOLEAN",
     """CREATE TABLE IF NOT EXISTS skdp_events (
     budget_id BIGINT NOT NULL REFERENCES skdp_budgets (id) ON DELETE CASCADE,
     id BIGINT GENERATED ALWAYS AS IDENTITY,
     key TEXT NOT NULL,
     event TEXT NOT NULL,
-    count BIGINT NOT NULL,
     PRIMARY KEY (budget_id, id),
     UNIQUE (budget_id, key)
 )""",
@@ -282,21 +287,24 @@ class _Transaction:
                 lambda after: [(c, e) for i, _, c, e in self.recent if i > after])
             if total is None:
                 events = self.conn.execute(
-                    "SELECT event, count FROM skdp_events WHERE budget_id = %s AND count > 0",
-                    (self.budget_id,))
+                    "SELECT e.event, count(*) FROM skdp_charges c JOIN skdp_events e ON "
+                    "e.budget_id = c.budget_id AND e.id = c.event_id WHERE c.budget_id = %s "
+                    "AND c.pld GROUP BY e.id, e.event", (self.budget_id,))
                 total = total_from_rows(n_charges, curve_text, rest_text, events)
         if total is not None:
             self.generation = generation
         else:
-            total = compose_texts(self.conn.execute("SELECT c.curve, COALESCE(e.event, c.event) "
-                                                    + _EVENT, (self.budget_id,)), orders)
+            total = compose_texts(self.conn.execute(
+                "SELECT c.curve, COALESCE(e.event, c.event), c.id, c.pld " + _EVENT,
+                (self.budget_id,)), orders)
             if self.write:
-                self._recount(total.counts)
+                self._rebuild(total.flags)
         self.kept = (self.generation, self.mark, total)
         return total
 
-    def _recount(self, counts):
-        """Writes that move the events stored in the charges into skdp_events and set the counts."""
+    def _rebuild(self, flags):
+        """Writes that move the events stored in the charges into skdp_events and set the
+        (pld, id) ``flags`` of the charges."""
         from psycopg import sql
 
         inline = self.conn.execute(
@@ -305,9 +313,9 @@ class _Transaction:
         if inline:
             keys = {text: event_key(text) for _, text in inline}
             self.writes.append(sql.SQL(
-                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES {} "
+                "INSERT INTO skdp_events (budget_id, key, event) VALUES {} "
                 "ON CONFLICT (budget_id, key) DO NOTHING").format(sql.SQL(", ").join(
-                    _statement("({}, {}, {}, 0)", self.budget_id, key, text)
+                    _statement("({}, {}, {})", self.budget_id, key, text)
                     for text, key in keys.items())))
             # joined on the charges' ids and the events' keys (both indexed), never on the texts
             self.writes.append(sql.SQL(
@@ -317,14 +325,12 @@ class _Transaction:
                     sql.SQL(", ").join(_statement("({}::bigint, {})", charge_id, keys[text])
                                        for charge_id, text in inline),
                     sql.Literal(self.budget_id)))
-        self.writes.append(_statement(
-            "UPDATE skdp_events SET count = 0 WHERE budget_id = {} AND count <> 0", self.budget_id))
-        if counts:
+        if flags:
             self.writes.append(sql.SQL(
-                "UPDATE skdp_events e SET count = v.count FROM (VALUES {}) AS v (key, count) "
-                "WHERE e.budget_id = {} AND e.key = v.key").format(
-                    sql.SQL(", ").join(_statement("({}, {}::bigint)", key, c)
-                                       for key, c in counts.items()),
+                "UPDATE skdp_charges c SET pld = v.pld FROM (VALUES {}) AS v (id, pld) "
+                "WHERE c.budget_id = {} AND c.id = v.id").format(
+                    sql.SQL(", ").join(_statement("({}::bigint, {})", charge_id, bool(pld))
+                                       for pld, charge_id in flags),
                     sql.Literal(self.budget_id)))
 
     def insert_charge(self, *, label, epsilon, curve, total_epsilon=None, composed_by=None):
@@ -335,19 +341,18 @@ class _Transaction:
         if event_text is not None:
             key = event_key(event_text)
             self.writes.append(_statement(
-                "INSERT INTO skdp_events (budget_id, key, event, count) VALUES ({}, {}, {}, {}) "
-                "ON CONFLICT (budget_id, key) DO UPDATE SET count = skdp_events.count + "
-                "EXCLUDED.count", self.budget_id, key, event_text,
-                int(pld_leaves(curve) is not None)))
+                "INSERT INTO skdp_events (budget_id, key, event) VALUES ({}, {}, {}) "
+                "ON CONFLICT (budget_id, key) DO NOTHING", self.budget_id, key, event_text))
             event_id = _statement("(SELECT id FROM skdp_events WHERE budget_id = {} AND key = {})",
                                   self.budget_id, key)
         self.writes.append(_statement(
             "INSERT INTO skdp_charges (budget_id, id, time, label, epsilon, curve, pid, host, "
-            "event_id, total_epsilon, composed_by) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, ",
+            "event_id, pld, total_epsilon, composed_by) VALUES ({}, {}, {}, {}, {}, {}, {}, {}, ",
             self.budget_id, new_id, now, label, float(epsilon), curve_text, os.getpid(),
             socket.gethostname(),
         ) + (_null() if event_id is None else event_id) + _statement(
-            ", {}, {})", None if total_epsilon is None else float(total_epsilon), composed_by,
+            ", {}, {}, {})", event_id is not None and pld_leaves(curve) is not None,
+            None if total_epsilon is None else float(total_epsilon), composed_by,
         ))
         self.inserted = (new_id, now, os.getpid())
         self.mark = (new_id, now)

@@ -1,10 +1,10 @@
 """What every ledger shares: the running total and how charges are stored as text.
 
 A ledger backend (:mod:`._ledger` for SQLite files, :mod:`._postgres` for
-PostgreSQL) stores each charge's RDP curve as JSON text, each distinct event
-once in a table of events (its JSON text, a digest of it as its key, and the
-number of charges of it that the PLD accountant composes), and a running
-total: the RDP composition of every charge, the RDP composition of the
+PostgreSQL) stores each charge's RDP curve as JSON text and whether the PLD
+accountant composes its event (``pld``: the event agrees with the curve),
+each distinct event once in a table of events (its JSON text and a digest of
+it as its key), and a running total: the RDP composition of every charge, the RDP composition of the
 charges without a PLD, the number of charges, the last id covered and a
 generation, a random id that changes whenever the total is composed again
 from the charges. A charge so writes a fixed amount whatever the ledger holds.
@@ -26,8 +26,8 @@ Reading the total costs the charges recorded since this process last saw the
 ledger, not the ledger: each process keeps the last :class:`Total` it read or
 wrote per ledger and generation (:func:`cached_total`), checks that the charge
 it ended at is still there as it was, and adds the charges after it. Else
-(another generation, or a new process) the total is read from its row and the
-events' counts, one row per distinct event.
+(another generation, or a new process) the total is read from its row and
+the events of the charges the PLD composes, counted by the database.
 """
 
 import hashlib
@@ -48,9 +48,9 @@ class Total:
     ``curve`` is the RDP composition of every charge; ``leaves`` maps each
     distinct event of the charges that have a PLD to its count; ``rest`` is
     the RDP composition of the charges that have none (None if there are
-    none); ``n_charges`` counts the charges. ``counts`` (only on a total
-    composed from the charges) maps each event's key to the number of its
-    charges that have a PLD.
+    none); ``n_charges`` counts the charges. ``flags`` (only on a total
+    composed from charges read with their ids) lists the (pld, id) of the
+    charges whose stored ``pld`` is not what their curve and event say.
 
     The leaves are kept as a log of (event, count) pairs shared by the totals
     that extend one another (each total owns the first ``size`` entries), so
@@ -61,14 +61,14 @@ class Total:
     process's memory does not grow with every charge it makes.
     """
 
-    __slots__ = ("curve", "rest", "n_charges", "counts", "_log", "_size", "_leaves", "_start")
+    __slots__ = ("curve", "rest", "n_charges", "flags", "_log", "_size", "_leaves", "_start")
 
     def __init__(self, curve, leaves, rest, n_charges):
         self.curve, self.rest, self.n_charges = curve, rest, n_charges
         self._log = [(leaf, c) for leaf, c in dict(leaves).items() if c]
         self._size = self._start = len(self._log)
         self._leaves = None
-        self.counts = None
+        self.flags = None
 
     @classmethod
     def empty(cls, orders):
@@ -98,7 +98,7 @@ class Total:
         # the RDP total repeats exactly the float additions of a recomposition
         new = Total.__new__(Total)
         new.curve, new.rest, new.n_charges = self.curve + curve.with_event(None), rest, self.n_charges + 1
-        new._log, new._size, new._start, new._leaves, new.counts = log, size, start, None, None
+        new._log, new._size, new._start, new._leaves, new.flags = log, size, start, None, None
         return new
 
     @property
@@ -171,22 +171,21 @@ def charge_texts(curve):
     return json.dumps(data), None if event is None else json.dumps(event)
 
 
-def compose_texts(pairs, orders):
+def compose_texts(rows, orders):
     """The :class:`Total` of stored (curve, event) texts, composed one at a time in id order.
 
-    The running total repeats exactly these float additions. Its ``counts``
-    give, per event key, the charges composed by their event's PLD.
+    The running total repeats exactly these float additions. Rows of (curve,
+    event, id, pld) also give the total's ``flags``.
     """
     total = Total.empty(orders)
-    counts = {}
-    for curve_text, event_text in pairs:
-        curve = curve_from_texts(curve_text, event_text)
+    flags = []
+    for row in rows:
+        curve = curve_from_texts(row[0], row[1])
         found = pld_leaves(curve)
         total = total.plus(curve, found)
-        if found is not None:
-            key = event_key(event_text)
-            counts[key] = counts.get(key, 0) + 1
-    total.counts = counts
+        if len(row) > 2 and (row[3] is None or bool(row[3]) != (found is not None)):
+            flags.append((found is not None, row[2]))
+    total.flags = flags
     return total
 
 
@@ -202,7 +201,8 @@ def rest_texts(total):
 
 
 def total_from_rows(n_charges, curve_text, rest_text, events):
-    """The stored running total: its row's texts and the (event text, count) of its events.
+    """The stored running total: its row's texts and the (event text, number of charges) of
+    the events of the charges the PLD composes.
 
     None when it cannot be read (then recompose).
     """
