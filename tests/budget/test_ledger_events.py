@@ -222,3 +222,48 @@ def test_the_log_of_a_processs_totals_starts_anew_instead_of_growing(tmp_path, m
     assert dict(budget._pld.leaf_pairs()) == {laplace_rdp(50.0).event: 20, laplace_rdp(51.0).event: 20}
     fresh = PrivacyBudget.open(str(tmp_path / "ledger.sqlite"))
     assert fresh.spent()[0] == pytest.approx(charge.total_epsilon, rel=1e-9)
+
+
+def test_the_running_sums_are_those_of_the_events_as_a_loop_over_them_gives():
+    from skdp.accounting import (
+        ApproximateDPEvent,
+        GaussianEvent,
+        LaplaceEvent,
+        PoissonSampledEvent,
+        PureDPEvent,
+    )
+
+    # ε-DP events on a common lattice of 0.02, then one of 0.01 (a new smallest spacing that
+    # the others are multiples of), one of 0.015 (none left), many Gaussians (merged into one), then events without a
+    # lattice, with infinite losses, and with an infinite-loss mass (approximate DP)
+    events = [PureDPEvent(0.02 * (1 + i)) for i in range(70)] + [PureDPEvent(0.01)]
+    events += [PureDPEvent(0.015)]  # not a multiple of 0.01: no common lattice
+    events += [GaussianEvent(20.0 + i) for i in range(30)]
+    events += [ApproximateDPEvent(0.05, 1e-9), LaplaceEvent(30.0),
+               PoissonSampledEvent(0.01, GaussianEvent(2.0))]
+    acc = RunningPLDAccountant()
+    seen, checked, lattices = {}, 0, []
+    for event in events:
+        acc = acc.plus([(event, 2)])
+        seen[event] = seen.get(event, 0) + 2
+        if len(seen) <= _running._SUMMED_FROM:
+            continue
+        sums = acc._summed()
+        full = PLDAccountant()
+        for leaf, c in seen.items():
+            full.compose(leaf, c)
+        got, want = sums.bounds(), full._bounds()
+        assert got[:2] == want[:2]
+        for a, b in zip(got[2:], want[2:]):
+            assert (a is None and b is None) or a == pytest.approx(b, rel=1e-12, abs=1e-300)
+        active = full._active()
+        tail = full.tail_bound / 2.0 ** math.ceil(math.log2(sum(c for _, c in active)))
+        assert sums.step(acc, tail, acc._leaves) == pytest.approx(full._grid_step(active, tail),
+                                                                   rel=1e-9)
+        assert sums.n_active() == len(active) and sums.n_runs() == sum(c for _, c in active)
+        lattices.append(None if sums.no_lattice or sums.gauss > 0 else sums.lattice)
+        checked += 1
+    assert checked == len(events) - _running._SUMMED_FROM
+    # the sums cover the last 6 of the 70 ε-DP events, then the 0.01 one, then the rest
+    assert lattices[:8] == [pytest.approx(0.02)] * 6 + [pytest.approx(0.01), None]
+    assert lattices[-1] is None
