@@ -174,8 +174,8 @@ class PrivacyBudget:
     the cap. A refused charge records nothing and raises
     :class:`~skdp.BudgetExceededError`. A recorded charge is committed to
     disk before :meth:`charge` returns. The ledger keeps the composed total of
-    its charges beside them (the RDP curve, and the distinct events with
-    their counts), so a charge does not re-read the ledger.
+    its charges beside them (the RDP curve) and each distinct event once, so
+    a charge neither re-reads the ledger nor writes more as it grows.
 
     Each charge records its RDP curve and, when the curve carries one, its
     event (``curve.event``: the mechanism and its parameters, set by
