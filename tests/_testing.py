@@ -1,5 +1,4 @@
 """Checks of the privacy contract of skdp estimators, for the test suite.
-
 They live beside the tests, above every layer of the package they test
 (``from _testing import ...``: pytest puts ``tests/`` on ``sys.path``). They
 raise ``AssertionError`` with a message and need no test framework:
@@ -15,6 +14,8 @@ raise ``AssertionError`` with a message and need no test framework:
 - :func:`charge_until_refused`: the loop of the processes that race for a cap;
 - :func:`run_processes`: start processes, collect one result from each, join them.
 """
+
+import contextlib
 
 import numpy as np
 from sklearn.base import clone
@@ -169,3 +170,14 @@ def seeded_secure(monkeypatch):
 
     for module in (_base, _checks):  # the modules that call check_generator(secure=)
         monkeypatch.setattr(module, "check_generator", seeded)
+
+
+@contextlib.contextmanager
+def dask_client():
+    """A real ``distributed.LocalCluster`` of two one-thread workers in this process, and its client."""
+    import distributed
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=40) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client

@@ -24,6 +24,8 @@ from skdp.naive_bayes import DPGaussianNB
 from skdp.preprocessing import DPMinMaxScaler, DPStandardScaler
 from skdp.utils._rows import check_lazy_X, row_sums
 
+from _testing import dask_client
+
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -34,9 +36,7 @@ RTOL = 1e-11
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
+    with dask_client() as c:
         yield c
 
 

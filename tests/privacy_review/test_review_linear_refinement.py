@@ -28,7 +28,7 @@ import warnings
 
 import dask  # the dask extra (in the test extra): these tests fail, never skip, without it
 import dask.array as da
-import distributed
+import distributed  # noqa: F401 (the LocalCluster of the fixture needs it: fail, never skip)
 import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
@@ -41,6 +41,8 @@ from skdp.linear_model._linear import (
     _clipped_gradient_sum,
     _gradient_norm_counts,
 )
+
+from _testing import dask_client
 
 RNG = np.random.default_rng(11)
 X = RNG.uniform(-3, 3, (300, 3))
@@ -235,9 +237,7 @@ def test_neighbours_fit_without_an_error_or_a_warning(mode):
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
+    with dask_client() as c:
         yield c
 
 
