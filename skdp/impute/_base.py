@@ -35,7 +35,11 @@ _MAX_CANDIDATES = 10_000
 
 
 def _candidate_edges(c):
-    """Each value counts for its nearest candidate of the sorted ``c``: bins between midpoints."""
+    """Each value counts for its nearest candidate of the sorted ``c``: bins between midpoints.
+
+    A bin holds its lower midpoint (``searchsorted(..., side="right")``): a value exactly
+    halfway between two candidates counts for the larger.
+    """
     return np.concatenate([[-np.inf], (c[1:] + c[:-1]) / 2, [np.inf]])
 
 
@@ -157,8 +161,9 @@ class DPSimpleImputer(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin, 
     - ``"median"``: DP median (exponential mechanism, Smith 2011).
     - ``"most_frequent"``: the largest count of a DP histogram over public
       candidate values ``categories`` (default: the integers within the
-      bounds); each observed value counts for its nearest candidate, ties
-      go to the smallest candidate, as in scikit-learn.
+      bounds); each observed value counts for its nearest candidate (a
+      value exactly halfway between two counts for the larger), and ties
+      of the counts go to the smallest candidate, as in scikit-learn.
     - ``"constant"``: ``fill_value``; reads nothing and charges
       :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
 
