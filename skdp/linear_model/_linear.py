@@ -213,9 +213,10 @@ def _perturbed_gram(gram, mechanism, rng):
     return gram
 
 
-def _solve_psd(A, b, ridge):
-    """Solve (P(A) + ridge·I) θ = b, where P(A) clips the eigenvalues of A at 0.
+def _psd_solver(A, ridge):
+    """The map b ↦ θ solving (P(A) + ridge·I) θ = b, P(A) clipping A's eigenvalues at 0.
 
+    A is decomposed once, for the first solve and every refinement step.
     The noisy Gram matrix A may be indefinite. Projecting it on the PSD cone
     (clipping negative eigenvalues, the nearest PSD matrix in Frobenius norm,
     Higham 1988, Thm. 2.1) and adding the ridge keeps the problem convex.
@@ -223,11 +224,6 @@ def _solve_psd(A, b, ridge):
     so a singular problem gets the minimum-norm solution, like
     :func:`scipy.linalg.lstsq`.
     """
-    return _psd_solver(A, ridge)(b)
-
-
-def _psd_solver(A, ridge):
-    """The map b ↦ θ of :func:`_solve_psd`, with A decomposed once."""
     w, V = linalg.eigh(A)
     w = np.maximum(w, 0.0) + ridge
     tol = max(w.max(initial=0.0), 0.0) * w.size * np.finfo(float).eps
@@ -531,7 +527,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         data_norm: float | None = None,
         fit_intercept: bool = True,
         ridge: float | str = "auto",
-        refine_steps: int = 8,
+        refine_steps: int = _REFINE_STEPS,
         budget: PrivacyBudget | None = None,
         random_state: RandomStateLike = None,
         secure: bool = False,
@@ -670,8 +666,8 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         solve = _psd_solver(gram[:-1, :-1], ridge)
         theta = solve(gram[:-1, -1] + ridge * target)
         if n_steps:
-            theta = self._refine(X, y, theta, solve, n_steps, sigma, rows, rng,
-                                 ridge=None if self.ridge == "auto" else (ridge, target))
+            theta, clip = self._refine(X, y, theta, solve, n_steps, sigma, rows, rng,
+                                       ridge=None if self.ridge == "auto" else (ridge, target))
 
         n_features = X.shape[1]
         self.coef_ = theta[:n_features] * scale
@@ -681,8 +677,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.noise_multiplier_ = sigma
         self.sensitivity_ = sensitivity
         self.ridge_ = ridge
-        if not n_steps:
-            self.gradient_clip_ = None
+        self.gradient_clip_ = clip if n_steps else None
         self.data_norm_ = clipper.data_norm
         self.bounds_X_ = bounds_X
         self.bounds_y_ = bounds_y
@@ -690,7 +685,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         return self
 
     def _refine(self, X, y, theta, solve, n_steps, sigma, rows, rng, *, ridge):
-        """Noisy preconditioned steps from the first solve ``theta``; see Notes.
+        """``(θ, clip)``: noisy preconditioned steps from the first solve ``theta``; see Notes.
 
         Each step releases the sum of the rows' clipped least-squares
         gradients with Gaussian noise, and moves θ by the noisy Gram matrix's
@@ -717,8 +712,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 lam, centre = ridge
                 gradient = gradient - lam * (theta - centre)
             theta = theta + solve(gradient)
-        self.gradient_clip_ = clip
-        return theta
+        return theta, clip
 
     def _design(self, bounds_X, data_norm, bounds_y, n_features):
         """``(row clipper, target centre, target scale, sensitivity)`` from the bounds."""

@@ -21,7 +21,7 @@ from skdp.linear_model._linear import (
     _gradient_clip,
     _gradient_norm_counts,
     _perturbed_gram,
-    _solve_psd,
+    _psd_solver,
     _step_shares,
 )
 from _testing import (
@@ -231,9 +231,9 @@ def test_solve_handles_an_indefinite_matrix():
     A = np.array([[1.0, 0.0], [0.0, -2.0]])
     b = np.array([1.0, 1.0])
     # Negative eigenvalue clipped to 0; the ridge makes it invertible.
-    np.testing.assert_allclose(_solve_psd(A, b, 0.5), [1 / 1.5, 1 / 0.5])
+    np.testing.assert_allclose(_psd_solver(A, 0.5)(b), [1 / 1.5, 1 / 0.5])
     # Without ridge: the pseudo-inverse drops the null direction.
-    np.testing.assert_allclose(_solve_psd(A, b, 0.0), [1.0, 0.0])
+    np.testing.assert_allclose(_psd_solver(A, 0.0)(b), [1.0, 0.0])
 
 
 def test_adaptive_ridge_rule():
