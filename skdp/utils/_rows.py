@@ -221,12 +221,9 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     checks = {"X": (da.zeros(d, dtype=bool) if allow_nan else da.isnan(X).any(axis=0),
                     da.isinf(X).any(axis=0))}
     if y is not None:
-        if not is_lazy(y):  # an in-memory target beside dask rows: cut into X's row chunks
-            y = np.asarray(y)
-            if y.ndim == 0 or y.shape[0] != n:
-                raise ValueError("Found input variables with inconsistent numbers of samples: "
-                                 f"[{n}, {y.shape[0] if y.ndim else 1}]")
-            y = da.from_array(y, chunks=(X.chunks[0],) + y.shape[1:])
+        if not is_lazy(y):  # an in-memory target beside dask rows: one chunk, whose length
+            # the check below compares with X's before it is cut into X's row chunks
+            y = da.from_array(np.atleast_1d(np.asarray(y)), chunks=-1)
         y = _as_dask_array(y, "y")
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.rechunk({1: -1})[:, 0]
