@@ -45,15 +45,26 @@ peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV:
 
     python benchmarks/bench_decomposition.py --speed --threads 2 --baseline 8a652f7
 
-``--steps`` times instead, with one thread, each step of ``DPPCA(bounds=(-12, 12))``'s two
-passes over the rows (skdp.decomposition._pca's own block functions, in its order) and of
-scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X), rounds interleaved::
+``--steps`` times instead, with one thread, each step of ``DPPCA(bounds=(-12, 12))``'s pass
+over the rows (skdp.decomposition._pca's own block functions, in its order: the guess of C,
+then per block the clip, the norms, their histogram, the scaling to the guess, the Gram
+matrix and the sums) and of scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X),
+rounds interleaved::
 
     python benchmarks/bench_decomposition.py --steps --speed-shapes 1000000x50 --rounds 3
+
+``--long-rows`` times, with one thread, the two ways DPPCA(bounds) can turn the moments of
+the unscaled rows (a pass with no guess of C) into those of the rows scaled down to C: read
+again only the rows longer than C and correct (``scale_down_long_rows``), or a second pass
+over all rows (``moments``), at shares of long rows from 0.1 to 1 (C the norms' quantile),
+rounds interleaved; its crossing sets ``LONG_ROWS_SHARE``::
+
+    python benchmarks/bench_decomposition.py --long-rows --speed-shapes 1000000x50 --rounds 3
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -284,12 +295,16 @@ def main(argv=None):
     parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
     parser.add_argument("--baseline", metavar="REV", help="with --speed: also DPPCA of REV")
     parser.add_argument("--steps", action="store_true",
-                        help="time each step of DPPCA(bounds)'s passes and of PCA(), one thread")
+                        help="time each step of DPPCA(bounds)'s pass and of PCA(), one thread")
+    parser.add_argument("--long-rows", action="store_true",
+                        help="time the correction of the long rows against a second pass")
     args = parser.parse_args(argv)
     if args.speed:
         return speed(args)
     if args.steps:
         return steps(args)
+    if args.long_rows:
+        return long_rows(args)
     _threads.set_thread_variables(args.threads)  # the peers' subprocesses inherit them
     seeds = list(range(args.seeds))
     with threadpool_limits(limits=args.threads):
@@ -366,7 +381,7 @@ def speed(args):
 
 
 def steps(args):
-    """Milliseconds of each step of DPPCA(bounds)'s two passes and of PCA()'s, one thread."""
+    """Milliseconds of each step of DPPCA(bounds)'s pass and of PCA()'s, one thread."""
     from skdp.decomposition import _pca
 
     def dppca(X, tick):
@@ -375,24 +390,21 @@ def steps(args):
         _, C0 = _pca._centre_and_norm(bounds, None)
         np.isfinite(X.sum())
         tick("finite check (validate_data's)")
+        C_guess = _pca.guess_norm(X, bounds, C0)
+        tick("the guess of C (4,096 rows)")
         norms, counts = np.empty(n), 0
-        blocks = _pca.clipped_blocks(X, bounds, None)
-        for rows, Y in _steps_blocks(blocks, tick, "pass 1: clip"):
-            norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-            tick("pass 1: norms")
-            counts = counts + _pca.norm_counts(norms[rows], C0)
-            tick("pass 1: their histogram")
-        C = float(np.quantile(norms, _pca.NORM_QUANTILE))  # stands in for the released C
-        tick("_not timed")
         gram, sums = np.zeros((d, d)), np.zeros(d)
-        for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None), tick,
-                                     "pass 2: clip"):
-            _pca._scale_down(Y, norms[rows], C)
-            tick("pass 2: scale the long rows")
+        for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None), tick, "clip"):
+            _pca._row_norms(Y, norms[rows])
+            tick("the rows' norms")
+            counts = counts + _pca.norm_counts(norms[rows], C0)
+            tick("their histogram")
+            _pca._scale_down(Y, norms[rows], C_guess)
+            tick("scale the rows longer than the guess")
             gram += Y.T @ Y
-            tick("pass 2: Gram matrix")
-            sums += Y.sum(axis=0)
-            tick("pass 2: sums")
+            tick("Gram matrix")
+            sums += _pca.column_sums(Y)
+            tick("sums")
 
     def pca(X, tick):
         np.isfinite(X.sum())
@@ -419,13 +431,48 @@ def steps(args):
 
                     run(X, tick)
         print(f"{n} x {d}, one thread, mean of {args.rounds} interleaved rounds (ms):")
-        for step, seconds in ((k, v) for k, v in totals.items() if not k.startswith("_")):
+        for step, seconds in totals.items():
             print(f"  {step}: {1e3 * seconds / args.rounds:.1f}")
         print("  DPPCA(bounds) steps in all: %.1f; PCA() steps in all: %.1f" % tuple(
-            1e3 * sum(v for k, v in totals.items() if k.startswith(p) == want
-                      and not k.startswith("_")) / args.rounds
+            1e3 * sum(v for k, v in totals.items() if k.startswith(p) == want) / args.rounds
             for p, want in (("PCA", False), ("PCA", True))))
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+def long_rows(args):
+    """Milliseconds of the long rows' correction and of a second pass, by share, one thread."""
+    from _speed import interleaved
+    from skdp.decomposition import _pca
+
+    print(f"load average at start {os.getloadavg()[0]:.2f}; {args.rounds} interleaved rounds")
+    for n, d in (tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")):
+        X = np.random.default_rng(0).standard_normal((n, d))
+        X *= np.linspace(0.5, 3.0, d)
+        bounds = (np.full(d, -12.0), np.full(d, 12.0))
+        _, C0 = _pca._centre_and_norm(bounds, None)
+        print(f"{n} x {d}, one thread: median ms (wall; the process's CPU)")
+        print("| share of rows longer than C | correction | second pass | correction / pass |")
+        print("|---|---|---|---|")
+        with threadpool_limits(1):
+            norms, _, gram, sums = _pca._norms_moments_pass(X, bounds, C0, math.inf)
+            for share in (0.1, 0.2, 0.3, 0.5, 0.6, 0.75, 0.9, 1.0):
+                C = float(np.quantile(norms, 1.0 - share)) if share < 1 else norms.min() / 2
+
+                def correct(C=C):
+                    _pca.LONG_ROWS_SHARE = 1.0  # never the second pass
+                    _pca.scale_down_long_rows(X, bounds, C, math.inf, norms, gram, sums)
+
+                times = interleaved({"correction": correct, "second pass": lambda C=C:
+                                     _pca.moments(X, bounds, None, C, norms)}, args.rounds)
+                cells = [" / ".join(f"{1e3 * np.median(t[k]):.1f}" for t in times)
+                         for k in ("correction", "second pass")]
+                ratio = " / ".join(
+                    f"{np.median(np.array(t['correction']) / t['second pass']):.2f}"
+                    for t in times)
+                print(f"| {np.mean(norms > C):.2f} | {cells[0]} | {cells[1]} | {ratio} |",
+                      flush=True)
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 
 

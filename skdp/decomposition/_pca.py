@@ -47,6 +47,8 @@ NORM_QUANTILE = 0.8
 PCA_BOUNDS_SHARE = 0.5
 # The histogram's bins: (C₀·2^-(j+1)/4, C₀·2^-j/4] for j < NORM_BINS, then the rest down to 0.
 NORM_BINS = 12
+# Rows of the sample that guesses the released C before the pass (guess_norm).
+GUESS_ROWS = 4096
 # With delta=0: shares of the one L1 unit (count, sums, second moments), Laplace scale of a
 # part Δ₁/(share·ε). Measured with bench_decomposition.py --pca-delta 0 (docs/benchmarks.md).
 LAPLACE_SHARES = (0.02, 0.08, 0.90)
@@ -101,8 +103,10 @@ def clipped_blocks(X, bounds, data_norm, blocks=None):
     Yields (rows, Y) for each slice of ``blocks`` (``None``: all of
     :func:`~skdp.utils._blocks.row_blocks`): the slice and its rows clipped,
     centred and scaled down as :func:`clip_rows` does, in one buffer that the
-    next block overwrites. Centring first and clipping to the box less c
-    gives the same bits as clipping and then centring (rounding is monotone).
+    next block overwrites. ``rows`` may also be an array of row indices (the
+    rows are gathered into the buffer first). Centring first and clipping to
+    the box less c gives the same bits as clipping and then centring
+    (rounding is monotone).
     """
     n, d = X.shape
     c, C = _centre_and_norm(bounds, data_norm)
@@ -112,13 +116,15 @@ def clipped_blocks(X, bounds, data_norm, blocks=None):
     c = scalar_if_equal(c)
     buffer = None
     for rows in row_blocks(n, d) if blocks is None else blocks:
+        m = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
         if buffer is None:
-            buffer = np.empty((rows.stop - rows.start, d))
-        Y = buffer[:rows.stop - rows.start]
+            buffer = np.empty((m, d))
+        Y = buffer[:m]
+        block = X[rows] if isinstance(rows, slice) else np.take(X, rows, axis=0, out=Y)
         if centre:
-            clip_block(np.subtract(X[rows], c, out=Y), lower, upper, Y)
+            clip_block(np.subtract(block, c, out=Y), lower, upper, Y)
         else:
-            clip_block(X[rows], lower, upper, Y)
+            clip_block(block, lower, upper, Y)
         if data_norm is not None:
             shrink_rows(Y, data_norm)
         yield rows, Y
@@ -137,7 +143,7 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
         for rows, Y in clipped_blocks(X, bounds, data_norm, blocks):
             if norms is not None:
                 _scale_down(Y, norms[rows], C)
-            parts.append((Y.T @ Y, Y.sum(axis=0)))
+            parts.append((Y.T @ Y, column_sums(Y)))
         return parts
 
     d = X.shape[1]
@@ -148,18 +154,109 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
     return gram, sums
 
 
+def column_sums(Y):
+    """Σ y over the rows of ``Y``, as one product with a vector of ones (BLAS: faster than sum)."""
+    return np.ones(len(Y)) @ Y
+
+
+def _row_norms(Y, out):
+    """The L2 norms of the rows of ``Y``, written into ``out``; returns it."""
+    np.einsum("ij,ij->i", Y, Y, out=out)
+    return np.sqrt(out, out=out)
+
+
 def _norm_counts_pass(X, bounds, C0):
     """The rows' norms about the box's midpoint (n floats) and their :func:`norm_counts`."""
     norms = np.empty(X.shape[0])
 
     def run(blocks):
-        parts = []
-        for rows, Y in clipped_blocks(X, bounds, None, blocks):
-            norms[rows] = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-            parts.append(norm_counts(norms[rows], C0))
-        return parts
+        return [norm_counts(_row_norms(Y, norms[rows]), C0)
+                for rows, Y in clipped_blocks(X, bounds, None, blocks)]
 
     return norms, sum(map_blocks(run, *X.shape))
+
+
+def guess_norm(X, bounds, C0):
+    """The norm C that :func:`release_norm` would give without noise, on a sample of the rows.
+
+    Rows at a regular stride (at most GUESS_ROWS) are clipped and centred, and
+    their histogram read by the release's rule. The guess only chooses how the
+    pass of :func:`_norms_moments_pass` computes its sums (see
+    :func:`scale_down_long_rows`): nothing released depends on it.
+    """
+    n, d = X.shape
+    sample = np.arange(0, n, -(-n // GUESS_ROWS))
+    norms = np.empty(sample.size)
+    counts = sum(norm_counts(_row_norms(Y, norms[:len(rows)]), C0)
+                 for rows, Y in clipped_blocks(
+                     X, bounds, None, [sample[b] for b in row_blocks(sample.size, d)]))
+    return max(_norm_from_counts(counts, C0), np.finfo(float).tiny)
+
+
+def _norms_moments_pass(X, bounds, C0, C_guess):
+    """:func:`_norm_counts_pass` and, in the same pass, :func:`moments` of rows scaled to a guess.
+
+    Returns (norms, counts, gram, sums): the rows' norms about the box's
+    midpoint, their :func:`norm_counts`, and Σ yyᵀ and Σ y over the clipped,
+    centred rows y, those longer than ``C_guess`` scaled down to it (none
+    with ``math.inf``). :func:`scale_down_long_rows` turns the sums into those
+    of the rows scaled down to the released C.
+    """
+    n, d = X.shape
+    norms = np.empty(n)
+
+    def run(blocks):
+        parts = []
+        for rows, Y in clipped_blocks(X, bounds, None, blocks):
+            counts = norm_counts(_row_norms(Y, norms[rows]), C0)
+            _scale_down(Y, norms[rows], C_guess)
+            parts.append((counts, Y.T @ Y, column_sums(Y)))
+        return parts
+
+    counts, gram, sums = 0, np.zeros((d, d)), np.zeros(d)
+    for block_counts, block_gram, block_sums in map_blocks(run, n, d):
+        counts = counts + block_counts
+        gram += block_gram
+        sums += block_sums
+    return norms, counts, gram, sums
+
+
+def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
+    """:func:`moments` of the rows scaled down to C, from those of the rows scaled to ``C_guess``.
+
+    ``gram`` and ``sums`` are Σ yyᵀ and Σ y over the clipped, centred rows y
+    of norm ``norms``, each multiplied by a = min(1, ``C_guess``/‖y‖)
+    (:func:`_norms_moments_pass`). With t = min(1, C/‖y‖), a row's share
+    moves by (t² − a²)·yyᵀ and (t − a)·y, which is 0 unless the row is
+    longer than min(C, ``C_guess``): only those rows are read again (none when
+    the guess is C), gathered by blocks. Even when they are all the rows this
+    takes no longer than a second pass of :func:`moments` (measured with
+    benchmarks/bench_decomposition.py --long-rows). The guess is an internal
+    choice of how the same sums are computed before any noise: every guess
+    gives the same values to round-off (a and t are at least 2^-3, so a
+    subtraction loses at most 6 bits), and nothing released depends on it
+    (the time does, as every pass's does).
+    """
+    if C == C_guess:
+        return gram, sums
+    fix = np.flatnonzero(norms > min(C, C_guess))
+    sign = 1.0 if C > C_guess else -1.0  # t ≥ a for every row, or t ≤ a for every row
+
+    def run(blocks):
+        parts = []
+        for rows, Y in clipped_blocks(X, bounds, None, [fix[b] for b in blocks]):
+            a = np.minimum(1.0, C_guess / norms[rows])
+            t = np.minimum(1.0, C / norms[rows])
+            sums_part = (t - a) @ Y
+            Y *= np.sqrt(sign * (t - a) * (t + a))[:, None]
+            parts.append((Y.T @ Y, sums_part))
+        return parts
+
+    gram, sums = gram.copy(), sums.copy()
+    for block_gram, block_sums in map_blocks(run, fix.size, X.shape[1]):
+        gram += sign * block_gram
+        sums += block_sums
+    return gram, sums
 
 
 def _moments_pass(X, bounds, data_norm, C=math.inf, norms=None, *, rescale=False):
@@ -187,10 +284,9 @@ def _chunk_norm_counts(X, *, bounds, C0):
 
 
 def _scale_down(Y, norms, C):
-    """Rows of ``Y`` whose ``norms`` exceed C multiplied by C/norm (in place), the others by 1."""
-    scale = np.ones(len(Y))
-    np.divide(C, norms, out=scale, where=norms > C)
-    Y *= scale[:, None]
+    """Rows of ``Y`` whose ``norms`` exceed C multiplied by C/norm (in place), the others left."""
+    long = np.flatnonzero(norms > C)
+    Y[long] *= (C / norms[long])[:, None]
 
 
 def shrink_rows(Y, C):
@@ -204,8 +300,10 @@ def norm_counts(norms, C0):
     """Counts of ``norms`` (each ≤ C0) in the NORM_BINS + 1 bins of :func:`release_norm`."""
     edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)  # descending, edges[0] = C0
     # bin j < NORM_BINS holds (edges[j+1], edges[j]]; bin NORM_BINS holds [0, edges[-1]]
-    index = NORM_BINS - np.searchsorted(edges[:0:-1], norms, side="left")
-    return np.bincount(index, minlength=NORM_BINS + 1)
+    # (bin 0 holds what lies above C0 too). above[j] = #(norms > edges[j + 1]), non-decreasing:
+    # one comparison per edge is faster than a search and a bincount over the norms.
+    above = np.array([np.count_nonzero(norms > edge) for edge in edges[1:]])
+    return np.diff(above, prepend=0, append=len(norms))
 
 
 def release_norm(counts, C0, std, rng):
@@ -218,11 +316,16 @@ def release_norm(counts, C0, std, rng):
     C is the smallest edge with at most 1 − NORM_QUANTILE of the noisy
     mass above it (post-processing); C0 when none.
     """
-    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)
     counts = np.asarray(counts, dtype=float)
-    counts = np.maximum(counts + rng.normal(0.0, std, size=counts.size), 0.0)
-    above = np.cumsum(counts)[:-1]  # above[j]: noisy rows of norm > edges[j + 1], non-decreasing
-    fits = np.flatnonzero(above <= (1.0 - NORM_QUANTILE) * counts.sum())  # a prefix of j
+    return _norm_from_counts(np.maximum(counts + rng.normal(0.0, std, size=counts.size), 0.0),
+                             C0)
+
+
+def _norm_from_counts(counts, C0):
+    """The least edge with at most 1 − NORM_QUANTILE of the ``counts``' mass above it, else C0."""
+    edges = C0 * 2.0 ** (-np.arange(NORM_BINS + 1) / 4.0)
+    above = np.cumsum(counts)[:-1]  # above[j]: rows of norm > edges[j + 1], non-decreasing
+    fits = np.flatnonzero(above <= (1.0 - NORM_QUANTILE) * np.sum(counts))  # a prefix of j
     return float(edges[fits[-1] + 1]) if fits.size else float(C0)
 
 
@@ -521,20 +624,25 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         """δ > 0: Analyze Gauss on the clipped, centred rows of ``X``, one Gaussian in parts.
 
         Without ``data_norm``, first a clipping norm from the noisy histogram of
-        the rows' norms (:func:`release_norm`, NORM_SHARE of 1/z²; a first pass
-        over the rows, which keeps their norms); the rows are scaled down to it
-        and the rest of 1/z² is shared as COUNT_SHARE, SUM_SHARE and
-        MOMENT_SHARE. The parts' RDP curves add up to ``gaussian_rdp(z)``
+        the rows' norms (:func:`release_norm`, NORM_SHARE of 1/z²; in memory, the
+        pass that counts them also keeps the norms and sums the moments of the
+        rows scaled to a guess of C, :func:`scale_down_long_rows`); the rows are
+        scaled down to it and the rest of 1/z² is shared as COUNT_SHARE,
+        SUM_SHARE and MOMENT_SHARE. The parts' RDP curves add up to ``gaussian_rdp(z)``
         (Mironov 2017, Prop. 1 and 7).
         """
         n, n_features = X.shape
         weight = 1.0
         active = np.arange(n_features)
-        norms = None
+        lazy = is_lazy(X)
         if data_norm is None:
-            norms, counts = _norm_counts_pass(X, bounds, C) if not is_lazy(X) else \
-                (None, row_sums(functools.partial(_chunk_norm_counts, bounds=bounds, C0=C),
-                                X))
+            # In memory, one pass sums the moments of the rows scaled to a guess of C with
+            # their norms' histogram; on dask, a pass of the histogram, then one of the moments.
+            if lazy:
+                counts = row_sums(functools.partial(_chunk_norm_counts, bounds=bounds, C0=C), X)
+            else:
+                C_guess = guess_norm(X, bounds, C)
+                norms, counts, gram, sums = _norms_moments_pass(X, bounds, C, C_guess)
             C = max(release_norm(counts, C, z / math.sqrt(NORM_SHARE), rng),
                     np.finfo(float).tiny)
             self.data_norm_ = C
@@ -552,8 +660,10 @@ class DPPCA(DPEstimatorMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         noise_m = np.zeros((n_features, n_features))
         noise_m[np.ix_(active, active)] = half + np.triu(half, 1).T
         count = n + rng.normal(0.0, s_count)
-        gram, sums = _moments_pass(X, bounds, data_norm, C, norms,
-                                   rescale=data_norm is None)
+        if data_norm is None and not lazy:
+            gram, sums = scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums)
+        else:
+            gram, sums = _moments_pass(X, bounds, data_norm, C, rescale=data_norm is None)
         sums[active] += rng.normal(0.0, s_sum, size=m)
         return gram + noise_m, sums, count
 

@@ -16,12 +16,19 @@ from skdp.decomposition._pca import (
     clip_rows,
     l1_norm_bound,
     noise_scales,
+    _centre_and_norm,
+    _norm_counts_pass,
+    _norm_from_counts,
+    _norms_moments_pass,
     clipped_blocks,
+    guess_norm,
     moments,
     norm_counts,
     release_norm,
+    scale_down_long_rows,
     shrink_rows,
 )
+from skdp.decomposition import _pca
 from skdp.utils import _blocks
 from skdp.stats._noise import _noise_multiplier
 from skdp.stats._range import split_curve
@@ -107,6 +114,10 @@ def test_released_norm_is_a_noisy_quantile_of_the_norms():
     inside = np.where(index < NORM_BINS, edges[np.minimum(index, NORM_BINS - 1) + 1], 0.0)
     assert np.all((norms > inside) | (index == NORM_BINS))
     assert np.all(norms <= edges[index])
+    above = np.r_[norms, 17.0, 1e300]  # above C0 (round-off): bin 0, as the search put them
+    index = NORM_BINS - np.searchsorted(edges[:0:-1], above, side="left")
+    np.testing.assert_array_equal(norm_counts(above, 16.0),
+                                  np.bincount(index, minlength=NORM_BINS + 1))
 
 
 def test_off_diagonal_noise_is_half_the_variance_and_dead_columns_get_none():
@@ -332,6 +343,63 @@ def test_blocks_give_the_rows_of_clip_rows_and_their_moments(monkeypatch, data_n
     assert np.sqrt(np.einsum("ij,ij->i", Z, Z)).max() <= 0.8 * (1 + 1e-12)
     np.testing.assert_allclose(gram, Z.T @ Z, rtol=1e-12)
     np.testing.assert_allclose(sums, Z.sum(axis=0), rtol=1e-12)
+
+
+def _two_passes(X, bounds, C):
+    """The norms' pass, then the moments of the rows scaled down to C in a second pass."""
+    _, C0 = _centre_and_norm(bounds, None)
+    norms, counts = _norm_counts_pass(X, bounds, C0)
+    return norms, counts, *moments(X, bounds, None, C, norms)
+
+
+@pytest.mark.parametrize("case", ["mixed", "all long", "none long", "one row", "a block and a row"])
+def test_one_pass_and_its_correction_give_the_two_passes_sums(monkeypatch, case):
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 7)  # 7 rows of 3 columns a block
+    bounds = (np.array([-2.0, -1.0, -0.5]), np.array([2.0, 1.5, 0.5]))
+    X, C = {"mixed": (_data(100), 0.8), "all long": (_data(100) + 5.0, 0.5),
+            "none long": (_data(100) * 0.01, 0.8), "one row": (_data(1), 0.1),
+            "a block and a row": (_data(8), 0.8)}[case]
+    _, C0 = _centre_and_norm(bounds, None)
+    norms, counts, gram, sums = _two_passes(X, bounds, C)
+    share = np.mean(norms > C)
+    assert {"mixed": 0 < share < 1, "all long": share == 1, "none long": share == 0,
+            "one row": share == 1, "a block and a row": 0 < share < 1}[case]
+    scale = len(X) * C0 * C0  # each row adds at most C0² to an entry
+    for C_guess in (math.inf, C, 2.0 * C, C / 2.0, 1e-3):
+        norms1, counts1, gram1, sums1 = _norms_moments_pass(X, bounds, C0, C_guess)
+        np.testing.assert_array_equal(norms1, norms)
+        np.testing.assert_array_equal(counts1, counts)
+        gram1, sums1 = scale_down_long_rows(X, bounds, C, C_guess, norms1, gram1, sums1)
+        np.testing.assert_allclose(gram1, gram, rtol=1e-12, atol=1e-14 * scale)
+        np.testing.assert_allclose(sums1, sums, rtol=1e-12, atol=1e-14 * scale)
+
+
+def test_guess_is_the_noiseless_release_on_a_sample(monkeypatch):
+    X = _data(1000)
+    bounds = (np.full(3, -10.0), np.full(3, 10.0))
+    _, C0 = _centre_and_norm(bounds, None)
+    norms, counts = _norm_counts_pass(X, bounds, C0)
+    assert guess_norm(X, bounds, C0) == _norm_from_counts(counts, C0)  # all rows: the rule
+    assert guess_norm(X, bounds, C0) == release_norm(counts, C0, 0.0, np.random.default_rng())
+    monkeypatch.setattr(_pca, "GUESS_ROWS", 10)  # rows 0, 100, ..., 900
+    _, sample = _norm_counts_pass(X[::100], bounds, C0)
+    assert guess_norm(X, bounds, C0) == _norm_from_counts(sample, C0)
+
+
+def test_fit_does_not_depend_on_the_guess(monkeypatch):
+    # The guess only chooses how the same sums are computed: the same model to round-off, the
+    # same norm bound. A guess of inf is the unscaled pass corrected by the long rows.
+    X = _data(3000)
+    ref = DPPCA(bounds=B, random_state=0).fit(X)
+    bounds = (np.full(3, -10.0), np.full(3, 10.0))
+    assert ref.data_norm_ == guess_norm(X, bounds, _centre_and_norm(bounds, None)[1])  # right
+    for C_guess in (math.inf, 1.0, 100.0):
+        monkeypatch.setattr(_pca, "guess_norm", lambda X, bounds, C0, C_guess=C_guess: C_guess)
+        est = DPPCA(bounds=B, random_state=0).fit(X)
+        assert est.data_norm_ == ref.data_norm_
+        for name in ("components_", "explained_variance_", "mean_"):
+            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
+                                       atol=1e-12)
 
 
 def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
