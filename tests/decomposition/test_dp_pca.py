@@ -416,10 +416,13 @@ def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
                                        atol=1e-12)
 
 
-def test_fit_does_not_depend_on_the_number_of_threads(monkeypatch):
+@pytest.mark.parametrize("guess", [None, math.inf])  # inf: every long row corrected
+def test_fit_does_not_depend_on_the_number_of_threads(monkeypatch, guess):
     # The blocks' sums are added in block order whatever thread summed them: the same bits.
     X = _data(3000)
     monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 100)
+    if guess is not None:
+        monkeypatch.setattr(_pca, "guess_norm", lambda X, bounds, C0: guess)
     fits = []
     for threads in (1, 3):
         monkeypatch.setattr(_blocks, "n_threads", lambda threads=threads: threads)
