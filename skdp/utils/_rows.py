@@ -273,8 +273,14 @@ def _refuse_non_finite(estimator, nan, inf, columns, name="X"):
                          "dtype('float64').")
 
 
-def _apply(block, estimator, name, args, kwargs):
-    """``estimator.name(block, ...)`` on one in-memory block of rows."""
+def _apply(block, estimator, name, args, kwargs, empty=None):
+    """``estimator.name(block, ...)`` on one in-memory block of rows; ``empty`` for no rows.
+
+    A chunk or partition of zero rows (which validation refuses) gives
+    ``empty``, the output of no rows, without calling the method.
+    """
+    if empty is not None and block.shape[0] == 0:
+        return empty
     return getattr(estimator, name)(block, *args, **kwargs)
 
 
@@ -302,17 +308,19 @@ def lazy_rows(method):
 
             probe = method(self, pd.DataFrame(np.zeros((1, len(columns))), columns=columns),
                            *args, **kwargs)
-            return X.map_partitions(_apply, self, method.__name__, args, kwargs,
-                                    meta=np.asarray(probe)[:0])
+            probe = np.asarray(probe)
+            return X.map_partitions(_apply, self, method.__name__, args, kwargs, probe[:0],
+                                    meta=probe[:0])
         if X.ndim != 2:
             raise ValueError(f"Expected a 2D array, got a {X.ndim}D dask array instead.")
         # a row of zeros as wide as X: the method's own checks refuse a wrong width here
         probe = np.asarray(method(self, np.zeros((1, X.shape[1])), *args, **kwargs))
         X = X.rechunk({1: -1})
         if probe.ndim == 1:
-            return X.map_blocks(_apply, self, method.__name__, args, kwargs, dtype=probe.dtype,
-                                drop_axis=1, meta=probe[:0])
-        return X.map_blocks(_apply, self, method.__name__, args, kwargs, dtype=probe.dtype,
-                            chunks=(X.chunks[0], probe.shape[1:]), meta=probe[:0])
+            return X.map_blocks(_apply, self, method.__name__, args, kwargs, probe[:0],
+                                dtype=probe.dtype, drop_axis=1, meta=probe[:0])
+        return X.map_blocks(_apply, self, method.__name__, args, kwargs, probe[:0],
+                            dtype=probe.dtype, chunks=(X.chunks[0], probe.shape[1:]),
+                            meta=probe[:0])
 
     return wrapper
