@@ -18,6 +18,7 @@ import pytest
 from skdp import PrivacyBudget, stats
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
+from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
 from skdp.impute import DPSimpleImputer
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
@@ -273,6 +274,105 @@ def test_kmeans_secure_randomness_fits_dask_rows(client):
     assert isinstance(labels, da.Array) and len(budget) == 1
     assert km.cluster_centers_.shape == (2, 3) and np.isfinite(km.cluster_centers_).all()
     np.testing.assert_array_equal(labels.compute(), km.predict(X))
+
+
+def _boosting_data(kind, n=2000):
+    """Rows with missing values, three targets, and their dask forms with an empty chunk.
+
+    The array has a chunk of zero rows; the DataFrame's second partition is
+    emptied by a filter on a column, so its in-memory rows are the kept ones.
+    """
+    rng = np.random.default_rng(3)
+    X = rng.normal(3.0, 2.0, size=(n, 3)) * np.arange(1, 4)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    filled = np.nan_to_num(X)
+    targets = {"binary": (filled[:, 0] + rng.normal(0, 1, n) > 3.0).astype(int),
+               "three": np.digitize(filled[:, 1] + rng.normal(0, 1, n), [2.0, 8.0]),
+               "real": filled[:, 0] - 0.5 * filled[:, 2] + rng.normal(0, 1, n)}
+    if kind == "array":
+        chunks = (700, 0, 800, n - 1500)
+        return X, targets, da.from_array(X, chunks=(chunks, 2)), {
+            name: da.from_array(y, chunks=(chunks,)) for name, y in targets.items()}
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(k=np.arange(n), **targets)
+    lazy = dd.from_pandas(frame, npartitions=4)
+    kept = (frame.k < n // 4) | (frame.k >= n // 2)
+    lazy = lazy[(lazy.k < n // 4) | (lazy.k >= n // 2)]  # partition 2 empty
+    return (frame.loc[kept, ["a", "b", "c"]], {name: y[kept.to_numpy()] for name, y in
+                                               targets.items()},
+            lazy[["a", "b", "c"]], {name: lazy[name] for name in targets})
+
+
+def _same_boosting(make, X, y, Xd, yd):
+    """The in-memory and dask fits: the same trees (splits exactly, leaves to round-off)."""
+    ref, got = _same_fit(make, X, Xd, "bin_edges_", "feature_importances_", "_baseline",
+                         "n_iter_", y=y, yd=yd)
+    for a, b in zip(ref._predictors, got._predictors, strict=True):
+        for tree_a, tree_b in zip(a, b, strict=True):
+            np.testing.assert_array_equal(tree_b.feature, tree_a.feature)
+            np.testing.assert_array_equal(tree_b.threshold, tree_a.threshold)
+            np.testing.assert_allclose(tree_b.value, tree_a.value, rtol=1e-9, atol=1e-12)
+    return ref, got
+
+
+@pytest.mark.parametrize("kind, target, params", [
+    ("array", "binary", {"bounds": (-10, 30)}),
+    ("frame", "binary", {}),  # private bounds: the range histograms summed over the chunks
+    ("array", "three", {}),  # a tree per class and round
+    ("frame", "three", {"bounds": (-10, 30), "max_depth": 3}),
+    ("array", "binary", {"bounds": (-10, 30), "epsilon": np.inf}),  # the greedy splits
+])
+def test_boosting_classifier_equals_the_in_memory_fit(client, kind, target, params):
+    X, targets, Xd, lazy_targets = _boosting_data(kind)
+    classes = [0, 1] if target == "binary" else [0, 1, 2]
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_boosting(
+        lambda b: DPHistGradientBoostingClassifier(classes=classes, max_iter=3,
+                                                   budget=b if private else None,
+                                                   random_state=5, **params),
+        X, targets[target], Xd, lazy_targets[target])
+    assert np.isnan(np.asarray(X, dtype=float)).any()  # missing values, in their own bin
+    for method in ("predict", "predict_proba", "decision_function"):
+        out = getattr(got, method)(Xd)
+        assert isinstance(out, da.Array)  # lazy, an empty chunk included
+        np.testing.assert_allclose(out.compute(), getattr(ref, method)(X), rtol=1e-9,
+                                   atol=1e-12)
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("array", {"bounds": (-10, 30), "bounds_y": (-20, 20)}),
+    ("frame", {}),  # the features' and the target's private bounds
+    ("array", {"bounds": (-10, 30), "epsilon": np.inf}),  # nothing clipped or scaled
+])
+def test_boosting_regressor_equals_the_in_memory_fit(client, kind, params):
+    X, targets, Xd, lazy_targets = _boosting_data(kind)
+    private = params.get("epsilon", 1.0) != np.inf
+    ref, got = _same_boosting(
+        lambda b: DPHistGradientBoostingRegressor(max_iter=3, budget=b if private else None,
+                                                  random_state=6, **params),
+        X, targets["real"], Xd, lazy_targets["real"])
+    assert ref.bounds_y_ == got.bounds_y_
+    pred = got.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_boosting_on_dask_refuses_before_the_charge(client):
+    X, targets, Xd, lazy_targets = _boosting_data("array", n=300)
+    budget = PrivacyBudget(5.0, 1e-5)
+    with pytest.raises(ValueError, match="epsilon=inf on dask input needs public bounds"):
+        DPHistGradientBoostingRegressor(epsilon=np.inf).fit(Xd, lazy_targets["real"])
+    frame = dd.from_pandas(pd.DataFrame({"a": X[:, 0], "colour": pd.Categorical(
+        np.where(X[:, 1] > 3, "red", "blue"), categories=["red", "blue"])}), npartitions=2)
+    with pytest.raises(ValueError, match="Categorical features are not available on dask"):
+        DPHistGradientBoostingClassifier(classes=[0, 1], budget=budget).fit(
+            frame, targets["binary"])
+    with pytest.raises(ValueError, match="labels not in classes"):
+        DPHistGradientBoostingClassifier(classes=[0, 1], budget=budget).fit(
+            Xd, lazy_targets["three"])
+    Xd_inf = da.from_array(np.where(np.isnan(X), np.inf, X), chunks=100)
+    with pytest.raises(ValueError, match="infinity"):
+        DPHistGradientBoostingRegressor(budget=budget).fit(Xd_inf, targets["real"])
+    assert len(budget) == 0
 
 
 def test_a_pipeline_of_dask_steps_equals_the_in_memory_one(client):

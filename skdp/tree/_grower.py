@@ -19,7 +19,7 @@ its children's, by the splitter's ``impurity``. That is post-processing;
 
 import numpy as np
 
-__all__ = ["TreePredictor", "feature_importances", "grow_tree"]
+__all__ = ["TreePredictor", "descend", "feature_importances", "grow_levels", "grow_tree"]
 
 
 class TreePredictor:
@@ -41,12 +41,7 @@ class TreePredictor:
         table = self.threshold
         if table.ndim == 1:  # int thresholds: bins >= the threshold go right
             table = np.arange(256)[None, :] >= table[:, None]
-        local = np.zeros(binned.shape[0], dtype=np.intp)
-        for level in range(self.depth):
-            first, n_nodes = 2**level - 1, 2**level
-            local = _children(binned, local, n_nodes, self.feature[first:first + n_nodes],
-                              table[first:first + n_nodes])
-        return local
+        return descend(binned, self.feature, table, self.depth)
 
     def predict(self, binned):
         return self.value[self.leaf_index(binned)]
@@ -106,30 +101,70 @@ def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, re
     leaves are one of them.
     """
     n = binned.shape[0]
-    n_inner = 2**max_depth - 1
-    feature = np.zeros(n_inner, dtype=np.int64)
-    threshold = None
     if nodes is None:
         nodes = (np.zeros(n, dtype=np.intp), np.empty(n, dtype=np.intp))
     else:
         nodes[0][...] = 0
-    local = nodes[0]  # each row's node among the level's nodes
+    rows = {"local": nodes[0]}  # each row's node among the level's nodes
+
+    def split_level(level, feature, threshold):
+        n_nodes = 2**level
+        f, t = splitter.split(bins, rows["local"], n_nodes, g, h, rng)
+        rows["local"] = _children(binned, rows["local"], n_nodes, f, t,
+                                  out=nodes[(level + 1) % 2])
+        return f, t
+
+    def leaves(feature, threshold):
+        return splitter.leaves(rows["local"], 2**max_depth, g, h, rng)
+
+    tree = grow_levels(split_level, leaves, max_depth=max_depth, splitter=splitter,
+                       learning_rate=learning_rate, report=report)
+    return tree, rows["local"]
+
+
+def grow_levels(split_level, leaves, *, max_depth, splitter, learning_rate, report=None):
+    """Grow one tree level by level from a source of splits and leaf sums; returns the predictor.
+
+    ``split_level(level, feature, threshold)`` gives the (feature, threshold)
+    of the level's ``2**level`` nodes, from the splits of the levels above it
+    (``feature`` and ``threshold`` of the first ``2**level − 1`` nodes, heap
+    order; ``threshold`` is None at the root). ``leaves(feature, threshold)``
+    gives the leaves' released (G, H) sums from the whole tree's splits.
+    :func:`grow_tree` reads them from rows in memory; the boosting on dask
+    from a pass over the chunks per level (the same splitter, the same draws).
+    """
+    n_inner = 2**max_depth - 1
+    feature = np.zeros(n_inner, dtype=np.int64)
+    threshold = None
     for level in range(max_depth):
         n_nodes = 2**level
-        f, t = splitter.split(bins, local, n_nodes, g, h, rng)
         first = n_nodes - 1
+        f, t = split_level(level, feature[:first],
+                           None if threshold is None else threshold[:first])
         if threshold is None:
             threshold = np.zeros((n_inner,) + t.shape[1:], dtype=t.dtype)
         feature[first:first + n_nodes] = f
         threshold[first:first + n_nodes] = t
-        local = _children(binned, local, n_nodes, f, t, out=nodes[(level + 1) % 2])
         if report is not None:
             report(level + 1)
-    n_leaves = 2**max_depth
-    G, H = splitter.leaves(local, n_leaves, g, h, rng)
+    G, H = leaves(feature, threshold)
     value = splitter.leaf_values(G, H, learning_rate)
     gain = _split_gains(splitter.impurity(_node_sums(G), None if H is None else _node_sums(H)))
-    return TreePredictor(feature, threshold, value, gain), local
+    return TreePredictor(feature, threshold, value, gain)
+
+
+def descend(binned, feature, threshold, depth):
+    """Each row's node among the ``2**depth`` nodes of level ``depth`` (bool thresholds).
+
+    ``feature`` and ``threshold`` hold at least the splits of the levels
+    above ``depth`` (heap order).
+    """
+    local = np.zeros(binned.shape[0], dtype=np.intp)
+    for level in range(depth):
+        first, n_nodes = 2**level - 1, 2**level
+        local = _children(binned, local, n_nodes, feature[first:first + n_nodes],
+                          threshold[first:first + n_nodes])
+    return local
 
 
 def _node_sums(leaf_sums):

@@ -19,6 +19,7 @@ import pytest
 from skdp import PrivacyBudget
 from skdp.cluster import DPKMeans
 from skdp.decomposition import DPPCA
+from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
 from skdp.impute import DPSimpleImputer
 from skdp.linear_model import DPLinearRegression, DPLogisticRegression
 from skdp.naive_bayes import DPGaussianNB
@@ -37,9 +38,13 @@ MODELS = {
     "kmeans": (lambda: DPKMeans(2, epsilon=1.0, random_state=3), None),
     "minmax": (lambda: DPMinMaxScaler(epsilon=1.0, random_state=3), None),
     "imputer": (lambda: DPSimpleImputer(epsilon=1.0, random_state=3), None),
+    "boosting": (lambda: DPHistGradientBoostingClassifier(classes=[0, 1], max_iter=2,
+                                                          random_state=3), Y_CLASS),
+    "boosting_reg": (lambda: DPHistGradientBoostingRegressor(max_iter=2, random_state=3), Y_REAL),
 }
 ATTRS = ("mean_", "scale_", "theta_", "var_", "coef_", "intercept_", "components_",
-         "cluster_centers_", "data_min_", "data_max_", "statistics_")
+         "cluster_centers_", "data_min_", "data_max_", "statistics_", "bin_edges_",
+         "feature_importances_", "bounds_y_")
 
 
 def _flaky(bad, calls):

@@ -67,7 +67,7 @@ from scipy.special import expit
 
 from ...tree._candidates import left_sums, numeric_tables
 
-__all__ = ["ExactSplitter", "PrivateSplitter"]
+__all__ = ["ExactSplitter", "PrivateSplitter", "leaf_sums"]
 
 # A leaf's noisy hessian sum is floored at this many times its noise std s_H: a
 # shrinkage of the leaves whose hessian is not well above the noise. Measured with
@@ -104,6 +104,12 @@ class _Layout:
         return index if self.numeric is None else self.numeric[index]
 
 
+def leaf_sums(leaf, n_leaves, g, h):
+    """Gradient and hessian sums of each leaf, from each row's leaf (sums over rows)."""
+    return (np.bincount(leaf, weights=g, minlength=n_leaves),
+            np.bincount(leaf, weights=h, minlength=n_leaves))
+
+
 class ExactSplitter:
     """Non-private greedy splits and Newton leaves (ε = ∞), as scikit-learn's."""
 
@@ -120,11 +126,22 @@ class ExactSplitter:
 
         A node with no split of positive gain sends every row left.
         """
+        return self.choose(self.histograms(bins, node, n_nodes, g, h), rng)
+
+    def histograms(self, bins, node, n_nodes, g, h):
+        """The sums :meth:`choose` reads: gradient, hessian and count histograms and totals.
+
+        Sums over rows: those of several blocks of rows add up to the whole's.
+        """
+        return (*bins.histograms(node, n_nodes, g), *bins.histograms(node, n_nodes, h),
+                *bins.histograms(node, n_nodes, np.ones_like(g)))
+
+    def choose(self, sums, rng):
+        """The splits of :meth:`split` from the level's :meth:`histograms` (the greedy rule)."""
         layout = self.layout
         B = layout.n_bins
-        G, Gt = bins.histograms(node, n_nodes, g)
-        H, Ht = bins.histograms(node, n_nodes, h)
-        C, Ct = bins.histograms(node, n_nodes, np.ones_like(g))
+        G, Gt, H, Ht, C, Ct = sums
+        n_nodes, d, n_bins = G.shape
         GL, HL, CL = (layout.numeric_left(a) for a in (G, H, C))
         GR, HR, CR = Gt[:, None, None] - GL, Ht[:, None, None] - HL, Ct[:, None, None] - CL
         lam = self.lam
@@ -136,15 +153,18 @@ class ExactSplitter:
         gain = np.where(valid, gain, -np.inf)
         # scikit-learn's scans: missing values right (the first best threshold), then left
         # (the last best), kept only when strictly better. Without a missing value in the
-        # node the two give equal gains, so the first is kept.
+        # node the two give equal gains, so the first is kept: the node's count of missing
+        # values says so, not the gains (the missing bin's gradient sum is a round-off away
+        # from 0 when it is the feature's most common bin, filled with the total less the
+        # other bins, _histogram._fill_common).
+        numeric = np.arange(d) if layout.numeric is None else layout.numeric
         right = gain[:, :, :B].argmax(axis=2)
         left = B + (B - 2) - gain[:, :, :B - 1:-1].argmax(axis=2)
         g_right = np.take_along_axis(gain, right[:, :, None], 2)[..., 0]
         g_left = np.take_along_axis(gain, left[:, :, None], 2)[..., 0]
+        g_left = np.where(C[:, numeric, B] > 0, g_left, -np.inf)
         best_numeric = np.where(g_left > g_right, left, right)
-        d = bins.n_features
         feature_gain = np.full((n_nodes, d), -np.inf)
-        numeric = np.arange(d) if layout.numeric is None else layout.numeric
         feature_gain[:, numeric] = np.maximum(g_left, g_right)
         left_sets = {}
         for j in layout.categorical:
@@ -154,7 +174,7 @@ class ExactSplitter:
                     G[i, j, :c + 1], H[i, j, :c + 1], C[i, j, :c + 1], Gt[i], Ht[i], Ct[i],
                     has_missing=bool(self.seen[j, c]))
         feature = feature_gain.argmax(axis=1)  # the first of the best (scikit-learn's order)
-        table = np.zeros((n_nodes, bins.n_bins), dtype=bool)
+        table = np.zeros((n_nodes, n_bins), dtype=bool)
         position = np.full(d, -1)
         position[numeric] = np.arange(numeric.size)
         for i in range(n_nodes):
@@ -164,7 +184,7 @@ class ExactSplitter:
                 continue
             if position[j] >= 0:
                 candidate = best_numeric[i, position[j]]
-                table[i] = numeric_tables([candidate], B, bins.n_bins)[0]
+                table[i] = numeric_tables([candidate], B, n_bins)[0]
                 if not self.seen[j, B]:  # no missing value at fit: to the child with more rows
                     n_left = CL[i, position[j], candidate]
                     table[i, B] = not n_left > Ct[i] - n_left
@@ -212,8 +232,11 @@ class ExactSplitter:
 
     def leaves(self, leaf, n_leaves, g, h, rng):
         """Gradient and hessian sums of each leaf (exact)."""
-        return (np.bincount(leaf, weights=g, minlength=n_leaves),
-                np.bincount(leaf, weights=h, minlength=n_leaves))
+        return self.release_leaves(*leaf_sums(leaf, n_leaves, g, h), rng)
+
+    def release_leaves(self, G, H, rng):
+        """The leaves' sums as they are (ε = ∞)."""
+        return G, H
 
     def leaf_values(self, G, H, learning_rate):
         denom = H + self.lam
@@ -251,9 +274,21 @@ class PrivateSplitter:
         self.layout = _Layout(n_bins, n_categories)
 
     def split(self, bins, node, n_nodes, g, h, rng):
+        return self.choose(self.histograms(bins, node, n_nodes, g, h), rng)
+
+    def histograms(self, bins, node, n_nodes, g, h):
+        """The sums :meth:`choose` reads: the gradient histograms and totals of the nodes.
+
+        Sums over rows: those of several blocks of rows add up to the whole's.
+        """
+        return bins.histograms(node, n_nodes, g)
+
+    def choose(self, sums, rng):
+        """The splits of :meth:`split` from the level's :meth:`histograms` (the mechanism)."""
         layout = self.layout
         B = layout.n_bins
-        G, Gt = bins.histograms(node, n_nodes, g)
+        G, Gt = sums
+        n_nodes, _, n_bins = G.shape
         GL = layout.numeric_left(G)  # every (threshold, missing direction): _candidates
         score = np.abs(GL) + np.abs(Gt[:, None, None] - GL)  # sensitivity Δ for |g| <= Δ
         # Exponential mechanism, P ∝ μ·exp(ε_s·u/(2Δ)), Δ = gradient_bound, by Gumbel-max;
@@ -266,7 +301,7 @@ class PrivateSplitter:
             logits = np.full((n_nodes, 1), -np.inf)
         best = logits.argmax(axis=1)
         feature, candidate = np.divmod(best, max(GL.shape[2], 1))
-        table = numeric_tables(candidate, B, bins.n_bins)
+        table = numeric_tables(candidate, B, n_bins)
         if layout.categorical.size == 0:
             return feature, table
         best_logit = logits[np.arange(n_nodes), best]
@@ -292,8 +327,11 @@ class PrivateSplitter:
         return feature, table
 
     def leaves(self, leaf, n_leaves, g, h, rng):
-        G = np.bincount(leaf, weights=g, minlength=n_leaves)
-        H = np.bincount(leaf, weights=h, minlength=n_leaves)
+        return self.release_leaves(*leaf_sums(leaf, n_leaves, g, h), rng)
+
+    def release_leaves(self, G, H, rng):
+        """The leaves' gradient and hessian sums with their Gaussian noise."""
+        n_leaves = G.shape[0]
         return (G + self.grad_std * rng.standard_normal(n_leaves),
                 H + self.hess_std * rng.standard_normal(n_leaves))
 

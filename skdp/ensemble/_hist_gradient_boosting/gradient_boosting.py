@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,10 +20,15 @@ from ...stats._range import (
     split_curve_with_target,
 )
 from ...utils import DEFAULT_DELTA, check_bounds, check_delta, check_epsilon
+from ...utils._rows import check_lazy_X, is_lazy, lazy_rows, row_sums
 from ...utils._validation import check_classes, check_numeric_target, check_scalar
-from ...tree._categorical import FeaturesMixin
+from ...tree._categorical import FeaturesMixin, categorical_mask
 from ...tree._grower import feature_importances, grow_tree
 from ...tree._histogram import make_bins
+from ._loss import (GRADIENT_CLIP, log_loss_gradients, one_hot, raw_scores, scaled_target,
+                    squared_gradients)
+from ._passes import (ChunkRows, class_counts, grow_on_chunks, log_loss_rows, seen_bins,
+                      squared_rows, target_sum)
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 
@@ -33,17 +39,6 @@ if TYPE_CHECKING:
     from ...budget import PrivacyBudget
 
 __all__ = ["DPHistGradientBoostingClassifier", "DPHistGradientBoostingRegressor"]
-
-# The regressor's bound on each row's gradient F − y (the target scaled to [0, 1] by
-# bounds_y): the split score's and the leaf gradient sums' sensitivity, so their noise, is
-# 4 times smaller than with the whole [−1, 1]; a larger residual pulls with 1/4 (the
-# gradient of the Huber loss with δ = range/4). Measured with benchmarks/bench_trees.py's
-# loaders at ε = 1 (8 seeds), every regression table of the suite, bound 1 / 0.5 / 0.25 /
-# 0.125: diamonds R² 0.958 / 0.963 / 0.967 / 0.967, loans 0.191 / 0.240 / 0.260 / 0.258,
-# weather 0.798 / 0.853 / 0.876 / 0.848; 0.25 against 1 at ε = 0.1 and 5 (4 seeds): at or
-# above on each (docs/benchmarks.md).
-GRADIENT_CLIP = 0.25
-
 
 class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator):
     """The boosting loop; the subclasses give the loss and its public bounds."""
@@ -106,26 +101,15 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         """
         self.bin_edges_ = edges
         binned = self._binned(X)
-        n_categories = self._n_categories()
         # A numeric feature's max_bins bins and its missing bin; a categorical feature's
         # c <= max_bins categories and its missing code c.
         n_bins = self.max_bins + 1
         bins = make_bins(binned, n_bins)
-        lam = float(self.l2_regularization)
-        if plan.private:
-            grad_std, hess_std = plan.leaf_stds(self.max_iter, *sensitivities)
-            splitter = PrivateSplitter(
-                split_epsilon=plan.split_epsilon(self.max_iter * n_trees * self.max_depth),
-                grad_std=grad_std, hess_std=hess_std, l2_regularization=lam,
-                n_bins=self.max_bins, n_categories=n_categories, gradient_bound=gradient_bound)
-        else:
-            # ε = ∞ only: which bins occur at fit (the missing bins, the categories).
+        seen = None
+        if not plan.private:  # ε = ∞ only: which bins occur at fit (missing bins, categories)
             seen = np.stack([np.bincount(binned[:, j], minlength=n_bins) > 0
                              for j in range(X.shape[1])])
-            splitter = ExactSplitter(l2_regularization=lam,
-                                     min_samples_leaf=self.min_samples_leaf,
-                                     n_bins=self.max_bins, n_categories=n_categories,
-                                     seen=seen)
+        splitter = self._splitter(plan, n_trees, sensitivities, gradient_bound, seen)
         predictors = []
         verbose, start = self._check_verbose(), time.perf_counter()
         # Arrays of one entry per row, made once and reused by every tree: the rows' nodes
@@ -146,28 +130,86 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
                 raw[:, k] += update
                 round_trees.append(tree)
             predictors.append(round_trees)
-            if verbose:  # public counts and the time only, as scikit-learn's
-                print(f"[{iteration + 1}/{self.max_iter}] {n_trees} tree(s), max depth = "
-                      f"{self.max_depth}, in {time.perf_counter() - start:.3f}s", flush=True)
+            self._round_done(iteration, n_trees, verbose, start)
+        self._boosted(predictors, splitter, plan, X.shape[1])
+
+    def _splitter(self, plan, n_trees, sensitivities, gradient_bound, seen):
+        """The fit's splitter: private from the plan, or (ε = ∞) the exact one with ``seen``."""
+        lam = float(self.l2_regularization)
+        n_categories = self._n_categories()
+        if plan.private:
+            grad_std, hess_std = plan.leaf_stds(self.max_iter, *sensitivities)
+            return PrivateSplitter(
+                split_epsilon=plan.split_epsilon(self.max_iter * n_trees * self.max_depth),
+                grad_std=grad_std, hess_std=hess_std, l2_regularization=lam,
+                n_bins=self.max_bins, n_categories=n_categories, gradient_bound=gradient_bound)
+        return ExactSplitter(l2_regularization=lam, min_samples_leaf=self.min_samples_leaf,
+                             n_bins=self.max_bins, n_categories=n_categories, seen=seen)
+
+    def _round_done(self, iteration, n_trees, verbose, start):
+        if verbose:  # public counts and the time only, as scikit-learn's
+            print(f"[{iteration + 1}/{self.max_iter}] {n_trees} tree(s), max depth = "
+                  f"{self.max_depth}, in {time.perf_counter() - start:.3f}s", flush=True)
+
+    def _boosted(self, predictors, splitter, plan, n_features):
+        """The fitted attributes of the released rounds."""
         self._predictors = predictors
         self.n_iter_ = self.max_iter
         # post-processing of the released trees: their leaves' noisy gradient and hessian sums
         self.feature_importances_ = feature_importances(
-            [tree for round_trees in predictors for tree in round_trees], X.shape[1],
+            [tree for round_trees in predictors for tree in round_trees], n_features,
             per_tree=False)
         if plan.private:
             self.split_epsilon_ = splitter.split_epsilon
             self.leaf_noise_std_ = (splitter.grad_std, splitter.hess_std)
 
+    def _boost_lazy(self, X, y, rows, *, n_trees, plan, sensitivities, rng, gradient_bound=1.0):
+        """The boosting loop on dask rows: a pass over the chunks per tree level and per leaves.
+
+        The in-memory loop of :meth:`_boost` with each row's state recomputed in
+        its chunk (:mod:`._passes`); the same splitter draws from ``rng`` in
+        the same order.
+        """
+        self.bin_edges_ = rows.edges
+        n_bins = self.max_bins + 1
+        seen = None
+        if not plan.private:  # ε = ∞ only: which bins occur at fit (the missing bins)
+            seen = row_sums(partial(seen_bins, edges=rows.edges, n_bins=n_bins), X) > 0
+        splitter = self._splitter(plan, n_trees, sensitivities, gradient_bound, seen)
+        predictors = []
+        verbose, start = self._check_verbose(), time.perf_counter()
+        for iteration in range(self.max_iter):
+            predictors.append([
+                grow_on_chunks(X, y, rows, predictors, k, max_depth=self.max_depth,
+                               splitter=splitter, learning_rate=float(self.learning_rate),
+                               rng=rng, n_bins=n_bins)
+                for k in range(n_trees)])
+            self._round_done(iteration, n_trees, verbose, start)
+        self._boosted(predictors, splitter, plan, X.shape[1])
+
+    def _validate_lazy(self, X, y, y_kind):
+        """check_lazy_X for the boosting, after the refusals that need no pass over the data."""
+        mask, _ = categorical_mask(X, self.categorical_features)  # dtypes and names only
+        if mask is not None:
+            raise ValueError("Categorical features are not available on dask input yet: "
+                             "encode them as numeric columns, set categorical_features=None, "
+                             "or fit an in-memory array. Nothing was charged.")
+        if self.categories is not None:
+            raise ValueError("categories is given but no feature is categorical: set "
+                             "categorical_features.")
+        if check_epsilon(self.epsilon) == math.inf and self.bounds is None:
+            raise ValueError("epsilon=inf on dask input needs public bounds: without them the "
+                             "bins are the data's exact quantiles, which passes of sums over "
+                             "the chunks do not give. Pass bounds=(lower, upper) or fit an "
+                             "in-memory array. Nothing was charged.")
+        self.is_categorical_ = None
+        self._categories = None
+        return check_lazy_X(self, X, y, allow_nan=True, y_kind=y_kind)
+
     def _raw_predict(self, X):
         check_is_fitted(self)
         X = self._validate_predict_data(X)
-        binned = self._binned(X)
-        raw = np.tile(self._baseline, (X.shape[0], 1))
-        for round_trees in self._predictors:
-            for k, tree in enumerate(round_trees):
-                raw[:, k] += tree.predict(binned)
-        return raw
+        return raw_scores(self._binned(X), self._baseline, self._predictors)
 
     def _bounds_and_curve(self, X, epsilon, delta, bounds, stat_curve, extra_columns=()):
         """The fit's curve, and a function that releases the missing bounds after the charge.
@@ -347,6 +389,17 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     complete). The private splitter is a different algorithm: the gain has
     no bounded sensitivity.
 
+    ``fit`` also takes a dask array or DataFrame of numeric features with
+    an in-memory or dask ``y`` (:ref:`larger_than_memory`): the same plan
+    and charge, then one pass over the chunks per tree level and one per
+    tree's leaves, each chunk recomputing its rows' raw scores from the
+    trees released so far and returning its histogram sums; the splits and
+    the noise are drawn on the client, so the model is the in-memory one up
+    to the order of float additions. ``predict``, ``predict_proba`` and
+    ``decision_function`` of dask input are lazy. Categorical features, and
+    ``epsilon=inf`` without ``bounds`` (the data's quantiles), still need
+    the rows in memory.
+
     Examples
     --------
     >>> import numpy as np
@@ -406,10 +459,15 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         self
         """
         # 1. validate (shapes, dtypes, finiteness).
-        X, y = self._validate_fit_data(X, y)
+        lazy = is_lazy(X)  # a dask array or DataFrame: passes of sums over its chunks
+        if lazy:
+            X, y, labels = self._validate_lazy(X, y, "labels")
+        else:
+            X, y = self._validate_fit_data(X, y)
+            labels = y
         epsilon, delta, bounds = self._check_params(X.shape[1])
         private = epsilon != math.inf
-        classes = check_classes(y, self.classes, private=private)
+        classes = check_classes(labels, self.classes, private=private)
         k = classes.size
         n_trees = 1 if k == 2 else k
         # 2. the curve, from the parameters alone.
@@ -425,43 +483,46 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             bounds = self._full_bounds(
                 *_bounds_release(X[:, self._numeric(X.shape[1])], epsilon=eps_bounds,
                                  delta=delta, rng=rng), X.shape[1])
-        label = np.searchsorted(classes, y)
+        if lazy:
+            counts = row_sums(partial(class_counts, classes=classes), y)
+        else:
+            label = np.searchsorted(classes, y)
+            counts = np.bincount(label, minlength=k)
         # Class counts: a histogram, L2 sensitivity 1 (one row moves one count).
-        counts = np.bincount(label, minlength=k) + plan.count_std(1.0) * rng.standard_normal(k)
+        counts = counts + plan.count_std(1.0) * rng.standard_normal(k)
         freq = np.maximum(counts, 1.0) / np.maximum(counts, 1.0).sum()
         if n_trees == 1:
             baseline = np.array([math.log(freq[1] / freq[0])])
         else:
             baseline = np.log(freq)  # as scikit-learn's multinomial baseline
-        # One-hot labels; with two classes the second column alone (one tree per round).
-        Y = (label[:, None] == np.arange(1 if n_trees == 1 else 0, k)[None, :]).astype(float)
-        prob, hess = np.empty(Y.shape), np.empty(Y.shape)  # reused every round
-
-        def grad_hess(raw):
-            if n_trees == 1:
-                expit(raw, out=prob)
-            else:
-                prob[...] = softmax(raw, axis=1)
-            np.subtract(1.0, prob, out=hess)
-            np.multiply(hess, prob, out=hess)  # p·(1 − p)
-            return np.subtract(prob, Y, out=prob), hess
-
         # Sensitivities of a round's leaf sums: see the class docstring.
         sens = (1.0, 0.25) if n_trees == 1 else (math.sqrt(2.0), 0.5)
-        raw = np.tile(baseline, (X.shape[0], 1))
         self._baseline = baseline
-        self._boost(X, grad_hess, raw, edges=self._edges(X, bounds, private),
-                    n_trees=n_trees, plan=plan, sensitivities=sens, rng=rng)
+        edges = self._edges(X, bounds, private)
+        if lazy:
+            rows = ChunkRows(edges, baseline,
+                             partial(log_loss_rows, classes=classes, n_trees=n_trees))
+            self._boost_lazy(X, y, rows, n_trees=n_trees, plan=plan, sensitivities=sens,
+                             rng=rng)
+        else:
+            # One-hot labels; with two classes the second column alone (one tree per round).
+            Y = one_hot(label, n_trees, k)
+            prob, hess = np.empty(Y.shape), np.empty(Y.shape)  # reused every round
+            raw = np.tile(baseline, (X.shape[0], 1))
+            self._boost(X, lambda raw: log_loss_gradients(raw, Y, prob, hess), raw,
+                        edges=edges, n_trees=n_trees, plan=plan, sensitivities=sens, rng=rng)
         self.classes_ = classes
         self.n_trees_per_iteration_ = n_trees
         self.bounds_ = bounds
         return self
 
+    @lazy_rows
     def decision_function(self, X: ArrayLike) -> NDArray:
         """Raw scores: shape (n,) for two classes, (n, n_classes) otherwise."""
         raw = self._raw_predict(X)
         return raw[:, 0] if raw.shape[1] == 1 else raw
 
+    @lazy_rows
     def predict_proba(self, X: ArrayLike) -> NDArray:
         """Class probabilities."""
         raw = self._raw_predict(X)
@@ -470,6 +531,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             return np.column_stack([1.0 - p, p])
         return softmax(raw, axis=1)
 
+    @lazy_rows
     def predict_log_proba(self, X: ArrayLike) -> NDArray:
         """Log of :meth:`predict_proba`."""
         raw = self._raw_predict(X)
@@ -477,6 +539,7 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
             raw = np.column_stack([np.zeros(raw.shape[0]), raw[:, 0]])
         return log_softmax(raw, axis=1)
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """The most probable class."""
         raw = self._raw_predict(X)
@@ -533,6 +596,9 @@ secure, verbose
     given: scikit-learn's ``HistGradientBoostingRegressor`` (squared error)
     with ``max_leaf_nodes=None`` and ``early_stopping=False``.
 
+    ``fit`` and ``predict`` take dask input as the classifier's do
+    (:ref:`larger_than_memory`).
+
     Examples
     --------
     >>> import numpy as np
@@ -575,7 +641,11 @@ secure, verbose
         -------
         self
         """
-        X, y = self._validate_fit_data(X, check_numeric_target(y), y_numeric=True)
+        lazy = is_lazy(X)  # a dask array or DataFrame: passes of sums over its chunks
+        if lazy:
+            X, y = self._validate_lazy(X, y, "numeric")
+        else:
+            X, y = self._validate_fit_data(X, check_numeric_target(y), y_numeric=True)
         epsilon, delta, bounds = self._check_params(X.shape[1])
         bounds_y = None
         if self.bounds_y is not None:
@@ -604,36 +674,40 @@ secure, verbose
                 bounds_y = (float(lower_y), float(upper_y))
         if bounds_y is None:
             offset, scale, clip = 0.0, 1.0, None
-            target = y
         else:
             offset, scale = bounds_y[0], (bounds_y[1] - bounds_y[0]) or 1.0
-            target = (np.clip(y, *bounds_y) - offset) / scale
             clip = (0.0, 1.0) if private else None
         # The mean from a count and a sum (each sensitivity 1: one Gaussian, L2 √2).
         std = plan.count_std(math.sqrt(2.0))
-        count = max(target.size + std * rng.standard_normal(), 1.0)
-        total = target.sum() + std * rng.standard_normal()
-        mean = total / count
+        count = max(X.shape[0] + std * rng.standard_normal(), 1.0)
+        if lazy:
+            total = row_sums(partial(target_sum, bounds_y=bounds_y), y)
+        else:
+            target = scaled_target(y, bounds_y)
+            total = target.sum()
+        mean = (total + std * rng.standard_normal()) / count
         if clip is not None:
             mean = min(max(mean, 0.0), 1.0)
         baseline = np.array([mean])
-
-        def grad_hess(raw):
-            residual = raw - target[:, None]
-            if private:  # each row's gradient clipped: sensitivity GRADIENT_CLIP
-                residual = np.clip(residual, -GRADIENT_CLIP, GRADIENT_CLIP)
-            return residual, np.ones_like(raw)
-
-        raw = np.tile(baseline, (X.shape[0], 1))
         self._baseline = baseline
-        self._boost(X, grad_hess, raw, edges=self._edges(X, bounds, private),
-                    n_trees=1, plan=plan, sensitivities=(GRADIENT_CLIP, 1.0), rng=rng,
-                    clip_raw=clip, gradient_bound=GRADIENT_CLIP)
+        edges = self._edges(X, bounds, private)
+        if lazy:
+            rows = ChunkRows(edges, baseline, partial(squared_rows, bounds_y=bounds_y,
+                                                      clip=clip, private=private))
+            self._boost_lazy(X, y, rows, n_trees=1, plan=plan,
+                             sensitivities=(GRADIENT_CLIP, 1.0), rng=rng,
+                             gradient_bound=GRADIENT_CLIP)
+        else:
+            raw = np.tile(baseline, (X.shape[0], 1))
+            self._boost(X, lambda raw: squared_gradients(raw, target, private), raw,
+                        edges=edges, n_trees=1, plan=plan, sensitivities=(GRADIENT_CLIP, 1.0),
+                        rng=rng, clip_raw=clip, gradient_bound=GRADIENT_CLIP)
         self._scale = (offset, scale, clip)
         self.bounds_ = bounds
         self.bounds_y_ = bounds_y
         return self
 
+    @lazy_rows
     def predict(self, X: ArrayLike) -> NDArray:
         """Predicted targets (clipped to ``bounds_y_`` when the fit clipped)."""
         raw = self._raw_predict(X)[:, 0]
