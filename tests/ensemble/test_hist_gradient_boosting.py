@@ -17,7 +17,7 @@ from skdp import PrivacyBudget, PrivacyLeakWarning
 from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
 from skdp.tree._histogram import SparseBins
 from skdp.ensemble._hist_gradient_boosting._privacy import plan_boosting
-from skdp.ensemble._hist_gradient_boosting._splitting import PrivateSplitter
+from skdp.ensemble._hist_gradient_boosting._splitting import ExactSplitter, PrivateSplitter
 from skdp.stats._range import split_curve
 from _testing import (
     assert_bad_input_costs_nothing,
@@ -543,6 +543,23 @@ def test_epsilon_inf_missing_values_is_sklearn(k):
             ref = HistGradientBoostingRegressor(max_leaf_nodes=None, early_stopping=False,
                                                 **SHARED).fit(X, target)
         np.testing.assert_allclose(reg.predict(Xt), ref.predict(Xt), atol=1e-6)
+
+
+@pytest.mark.parametrize("round_off", [-1e-9, 0.0, 1e-9])
+def test_epsilon_inf_node_without_missing_values_sends_them_right(round_off):
+    # A node without missing rows, of a feature that had some at fit: scikit-learn keeps the
+    # first scan's split (missing right), whatever the missing bin's gradient sum, which the
+    # most-common-bin fill leaves a round-off away from 0 (and the chunks of a dask fit
+    # another round-off).
+    C = np.array([[[10.0, 0.0, 0.0, 20.0, 0.0]]])
+    G = np.array([[[-10.0, 0.0, 0.0, 10.0, round_off]]])
+    H = 0.25 * C
+    sums = (G, G.sum(axis=2)[:, 0], H, H.sum(axis=2)[:, 0], C, C.sum(axis=2)[:, 0])
+    splitter = ExactSplitter(l2_regularization=0.0, min_samples_leaf=1, n_bins=4,
+                             seen=np.ones((1, 5), dtype=bool))
+    feature, table = splitter.choose(sums, None)
+    assert feature.tolist() == [0]
+    assert table[0].tolist() == [False, True, True, True, True]  # bins >= 1 and missing right
 
 
 def test_missing_values_change_no_cost_and_no_attribute():
