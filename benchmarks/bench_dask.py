@@ -14,6 +14,8 @@ nearest centre (lower is better; the true centres give about ``--features``). Us
     python benchmarks/bench_dask.py --rows 100000000      # 10^8 rows: 8 GB as float64
     python benchmarks/bench_dask.py --only DPLinearRegression --rows 1000000
     python benchmarks/bench_dask.py --only DPKMeans --rounds 2   # skdp, dask-ml, skdp, dask-ml
+    python benchmarks/bench_dask.py --only DPHistGradientBoostingClassifier \
+        DPHistGradientBoostingRegressor --rows 1000000   # no peer: dask-ml has no boosting
 
 Not run in CI. Results in docs/benchmarks.md.
 """
@@ -63,6 +65,7 @@ def _rows(n, d, chunk, seed, task):
 def _reset_peak():
     """Reset this process's peak resident memory (Linux: VmHWM, reset by clear_refs 5); warm up."""
     import skdp.cluster  # noqa: F401  (imported before the timed fit, in every worker)
+    import skdp.ensemble  # noqa: F401
     import skdp.linear_model  # noqa: F401
     import skdp.naive_bayes  # noqa: F401
     import skdp.preprocessing  # noqa: F401
@@ -92,6 +95,7 @@ def _score(model, X, y, task):
 
 def _cases(d):
     from skdp.cluster import DPKMeans
+    from skdp.ensemble import DPHistGradientBoostingClassifier, DPHistGradientBoostingRegressor
     from skdp.linear_model import DPLinearRegression, DPLogisticRegression
     from skdp.naive_bayes import DPGaussianNB
     from skdp.preprocessing import DPStandardScaler
@@ -121,6 +125,13 @@ def _cases(d):
                                       random_state=0),
                      ("dask_ml.cluster", "KMeans", {"n_clusters": N_CLUSTERS,
                                                     "random_state": 0})),
+        # no dask-ml peer: a pass over the chunks per tree level and per tree's leaves
+        "DPHistGradientBoostingClassifier": (
+            "classification", lambda: DPHistGradientBoostingClassifier(
+                bounds=bounds, classes=[0, 1], epsilon=1.0, random_state=0), None),
+        "DPHistGradientBoostingRegressor": (
+            "regression", lambda: DPHistGradientBoostingRegressor(
+                bounds=bounds, bounds_y=(-8, 8), epsilon=1.0, random_state=0), None),
     }
     return cases
 
@@ -128,6 +139,8 @@ def _cases(d):
 def _peer(spec):
     import importlib
 
+    if spec is None:
+        return None
     module, name, params = spec
     try:
         return getattr(importlib.import_module(module), name)(**params)
@@ -192,8 +205,10 @@ def main(argv=None):
                                                                  task)
                     peer_rounds.append((peer_seconds, peer_peak))
             X_sample, y_sample = (np.asarray(a) for a in (X[:args.sample], y[:args.sample]))
+            start = time.perf_counter()
             small = (make().fit(X_sample) if task in UNSUPERVISED
                      else make().fit(X_sample, y_sample))
+            small_seconds = time.perf_counter() - start
             if task == "scaler":  # the score of a scaler: max |mean error| + |std error|
                 score = f"{np.max(np.abs(model.mean_)) + np.max(np.abs(model.scale_ - 1)):.2e}"
                 small_score = (f"{np.max(np.abs(small.mean_)) + np.max(np.abs(small.scale_ - 1)):.2e}")
@@ -211,6 +226,8 @@ def main(argv=None):
             seconds, peak = min(t for t, _ in rounds), max(m for _, m in rounds)
             print(f"| {name} | {seconds:.1f} | {peak / 1e6:.0f} | {score} | {small_score} | "
                   + " | ".join(peer_cells) + " |", flush=True)
+            print(f"  in-memory fit of {name} on {args.sample:,} rows in this process: "
+                  f"{small_seconds:.1f} s", flush=True)
             if args.rounds > 1:  # the table shows the fastest round and the highest peak
                 print(f"  rounds of {name}: skdp " + ", ".join(f"{t:.1f} s" for t, _ in rounds)
                       + "; dask-ml " + ", ".join(f"{t:.1f} s" for t, _ in peer_rounds)
