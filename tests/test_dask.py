@@ -356,6 +356,19 @@ def test_boosting_regressor_equals_the_in_memory_fit(client, kind, params):
     np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-9, atol=1e-9)
 
 
+def test_boosting_secure_randomness_fits_dask_rows_with_an_in_memory_target(client):
+    # secure=True draws the splits and the noise on the client from the OS, as in memory
+    X, targets, Xd, _ = _boosting_data("array", n=600)
+    budget = PrivacyBudget(5.0, 1e-5)
+    model = DPHistGradientBoostingClassifier(bounds=(-10, 30), classes=[0, 1], max_iter=2,
+                                             secure=True, budget=budget).fit(
+        Xd, targets["binary"])
+    assert len(budget) == 1 and len(model._predictors) == 2
+    proba = model.predict_proba(Xd)
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), model.predict_proba(X), rtol=1e-12)
+
+
 def test_boosting_on_dask_refuses_before_the_charge(client):
     X, targets, Xd, lazy_targets = _boosting_data("array", n=300)
     budget = PrivacyBudget(5.0, 1e-5)
