@@ -259,15 +259,16 @@ def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
     return gram, sums
 
 
-def _moments_pass(X, bounds, data_norm, C=math.inf, norms=None, *, rescale=False):
+def _moments_pass(X, bounds, data_norm, C=math.inf, *, rescale=False):
     """:func:`moments` of an in-memory X, or summed over the chunks of rows of a dask X.
 
     On dask, each chunk is an in-memory array of its own rows, whose norms
     (when the rows are scaled down to C, ``rescale``) are computed again in
-    the chunk rather than kept from the first pass.
+    the chunk rather than kept from the first pass. (In memory the rows are
+    scaled down to a released C by :func:`scale_down_long_rows` instead.)
     """
     if not is_lazy(X):
-        return moments(X, bounds, data_norm, C, norms)
+        return moments(X, bounds, data_norm)
     return row_sums(functools.partial(_chunk_moments, bounds=bounds, data_norm=data_norm,
                                       C=C, rescale=rescale), X)
 
