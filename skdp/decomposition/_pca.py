@@ -233,9 +233,10 @@ def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
     takes no longer than a second pass of :func:`moments` (measured with
     benchmarks/bench_decomposition.py --long-rows). The guess is an internal
     choice of how the same sums are computed before any noise: every guess
-    gives the same values to round-off (a and t are at least 2^-3, so a
-    subtraction loses at most 6 bits), and nothing released depends on it
-    (the time does, as every pass's does).
+    gives the same values to round-off (with C and the guess among the
+    histogram's edges, a and t are at least 2^-3, so a subtraction loses at
+    most 6 bits), and nothing released depends on it (the time does, as
+    every pass's does).
     """
     if C == C_guess:
         return gram, sums
