@@ -290,7 +290,7 @@ def _boosting_data(kind, n=2000):
                "three": np.digitize(filled[:, 1] + rng.normal(0, 1, n), [2.0, 8.0]),
                "real": filled[:, 0] - 0.5 * filled[:, 2] + rng.normal(0, 1, n)}
     if kind == "array":
-        chunks = (700, 0, 800, n - 1500)
+        chunks = (n // 3, 0, n // 3, n - 2 * (n // 3))
         return X, targets, da.from_array(X, chunks=(chunks, 2)), {
             name: da.from_array(y, chunks=(chunks,)) for name, y in targets.items()}
     frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(k=np.arange(n), **targets)
