@@ -172,8 +172,8 @@ def main(argv=None):
 
     print("## Pipelines: one total, split by the default rule against a grid\n")
     print(f"default rule: model weight {_split.MODEL_WEIGHT}, preprocessing weight "
-          f"{_split.PREPROCESSING_WEIGHT} ({_split.PUBLIC_BOUNDS_WEIGHT} for a step given "
-          f"public bounds); grid of preprocessing weights {args.weights}; "
+          f"{_split.PREPROCESSING_WEIGHT} / max(1, √total) ({_split.PUBLIC_BOUNDS_WEIGHT} for a "
+          f"step given public bounds); grid of preprocessing weights {args.weights}; "
           f"seeds 0..{args.seeds - 1} (0..{args.small_seeds - 1} below 5,000 training rows); "
           "accuracy in points (mean over seeds)\n")
     grid = " | ".join(f"w={w:g}" for w in args.weights)

@@ -283,7 +283,7 @@ class DPPipeline(_DocLinkMixin, Pipeline):
         """
         if self.epsilon is None:
             return {}
-        weights = step_weights(self, unset_epsilon_keys(self))
+        weights = step_weights(self, unset_epsilon_keys(self), float(self.epsilon))
         total = sum(weights.values())
         shares = {}
         for key, weight in weights.items():

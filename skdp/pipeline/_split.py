@@ -4,8 +4,9 @@ The rule (:func:`step_weights`): every private step that leaves its
 ``epsilon`` at the default of its class gets a weight by its role, the
 pipeline's last step (the model) :data:`MODEL_WEIGHT`, every step before it
 (preprocessing: an imputer, a scaler, a discretiser, a projection)
-:data:`PREPROCESSING_WEIGHT`, or :data:`PUBLIC_BOUNDS_WEIGHT` when it is given
-public ``bounds`` (it then estimates no ranges); each such step's ``epsilon``
+:data:`PREPROCESSING_WEIGHT` divided by √total above a total of 1
+(:func:`preprocessing_weight`), or :data:`PUBLIC_BOUNDS_WEIGHT` when it is
+given public ``bounds`` (it then estimates no ranges); each such step's ``epsilon``
 is its weight times one factor, the largest (to 0.01 %, as a private search
 scales its candidates) for which the whole pipeline, the steps that set their
 own ``epsilon`` included, costs at most the total at the accounting δ. The curves come from probes on placeholder rows, as
@@ -46,6 +47,24 @@ PREPROCESSING_WEIGHT = 1.0
 PUBLIC_BOUNDS_WEIGHT = 0.35
 
 
+def preprocessing_weight(total):
+    """The weight of a preprocessing step that estimates its ranges, for a pipeline's ``total``.
+
+    :data:`PREPROCESSING_WEIGHT` up to a total of 1, then that divided by
+    √total. A private range settles once its histogram's bins stand above
+    the noise, and a scale or a centre a little off costs the model little,
+    while the model's own error keeps falling as its ε grows: the larger the
+    total, the less of it preprocessing needs. On the suite's grid at
+    epsilon = 5 (benchmarks/bench_pipeline_split.py), equal weights missed
+    the best weight by more than 1 point on digits with each of its three
+    range-estimating pipelines (the best there 0.35 to 0.5); 1/√5 = 0.45 is
+    within 1 point of the best on all of them, and on the other tables where
+    equal weights were (docs/benchmarks.md, "Pipelines: one total"). Below a
+    total of 1 the ranges need their share: equal weights were the best
+    fixed weight there.
+    """
+    return PREPROCESSING_WEIGHT / math.sqrt(max(1.0, total))
+
 
 def unset_epsilon_keys(pipeline):
     """The ``epsilon`` keys of the private steps that leave theirs at their class's default.
@@ -72,17 +91,23 @@ def _default_epsilon(estimator):
     return None if parameter is None else parameter.default
 
 
-def step_weights(pipeline, keys):
-    """The weight of each key of :func:`unset_epsilon_keys` (the rule of the module's docstring)."""
+def step_weights(pipeline, keys, total):
+    """The weight of each key of :func:`unset_epsilon_keys` for the pipeline's ``total`` ε.
+
+    The rule of the module's docstring; it reads the steps' parameters and
+    the total, never the data. At ``total=inf`` every step fits without
+    privacy and the weights are those of a total of 1.
+    """
     last = pipeline.steps[-1][0]
     params = pipeline.get_params(deep=True)
+    preprocessing = preprocessing_weight(total if math.isfinite(total) else 1.0)
 
     def weight(key):
         if key.split("__", 1)[0] == last:
             return MODEL_WEIGHT
         # the step's own parameter: public, read before any value is
         public = params.get(key[: -len("epsilon")] + "bounds") is not None
-        return PUBLIC_BOUNDS_WEIGHT if public else PREPROCESSING_WEIGHT
+        return PUBLIC_BOUNDS_WEIGHT if public else preprocessing
 
     return {key: weight(key) for key in keys}
 
@@ -113,7 +138,7 @@ def split_epsilon(pipeline, total, X_like, y_like, *, delta, accountant="tightes
             f"epsilon={total!r} is given to the pipeline, but no private step leaves its "
             "epsilon unset to take a share of it: leave a step's epsilon at its default, or "
             "pass epsilon=None (each step then spends its own); nothing was charged.")
-    weights = step_weights(pipeline, keys) if weights is None else weights
+    weights = step_weights(pipeline, keys, total) if weights is None else weights
     if total == math.inf:
         return dict.fromkeys(keys, math.inf)
     model, cache, n = clone(pipeline), _ProbeCache(X_like), _n_samples(X_like)

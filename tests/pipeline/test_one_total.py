@@ -18,6 +18,7 @@ from skdp.pipeline._split import (
     MODEL_WEIGHT,
     PREPROCESSING_WEIGHT,
     PUBLIC_BOUNDS_WEIGHT,
+    preprocessing_weight,
     step_weights,
     unset_epsilon_keys,
 )
@@ -44,7 +45,7 @@ def test_the_total_is_spent_in_one_charge_split_by_the_rule():
     split = pipe.epsilon_split(X, y)
     keys = ["dpstandardscaler__epsilon", "dpgaussiannb__epsilon"]
     assert list(split) == keys
-    weights = step_weights(pipe, keys)
+    weights = step_weights(pipe, keys, 0.8)
     assert weights == {keys[0]: PUBLIC_BOUNDS_WEIGHT, keys[1]: MODEL_WEIGHT}
     assert split[keys[0]] / split[keys[1]] == pytest.approx(weights[keys[0]] / MODEL_WEIGHT)
     cost = privacy_cost(pipe, X, y)
@@ -64,7 +65,7 @@ def test_a_step_that_estimates_its_ranges_weighs_as_the_model_one_given_bounds_l
     pipe = make_pipeline(DPStandardScaler(), DPMinMaxScaler(bounds=B),
                          DPGaussianNB(classes=[0, 1]), epsilon=1.0)
     keys = unset_epsilon_keys(pipe)
-    assert step_weights(pipe, keys) == {
+    assert step_weights(pipe, keys, 1.0) == {
         "dpstandardscaler__epsilon": PREPROCESSING_WEIGHT,
         "dpminmaxscaler__epsilon": PUBLIC_BOUNDS_WEIGHT,
         "dpgaussiannb__epsilon": MODEL_WEIGHT}
@@ -74,6 +75,26 @@ def test_a_step_that_estimates_its_ranges_weighs_as_the_model_one_given_bounds_l
     assert split["dpminmaxscaler__epsilon"] == pytest.approx(
         split["dpstandardscaler__epsilon"] * PUBLIC_BOUNDS_WEIGHT / PREPROCESSING_WEIGHT)
     assert privacy_cost(pipe, X, y).epsilon == pytest.approx(1.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("total", [0.5, 1.0, 4.0, 9.0])
+def test_a_step_that_estimates_its_ranges_weighs_less_above_a_total_of_one(total):
+    pipe = make_pipeline(DPStandardScaler(), DPMinMaxScaler(bounds=B),
+                         DPGaussianNB(classes=[0, 1]), epsilon=total)
+    expected = PREPROCESSING_WEIGHT / max(1.0, math.sqrt(total))  # 1, 1, 1/2, 1/3
+    assert preprocessing_weight(total) == pytest.approx(expected)
+    weights = step_weights(pipe, unset_epsilon_keys(pipe), total)
+    assert weights["dpstandardscaler__epsilon"] == pytest.approx(expected)
+    # a step given public bounds and the model keep their weights
+    assert weights["dpminmaxscaler__epsilon"] == PUBLIC_BOUNDS_WEIGHT
+    assert weights["dpgaussiannb__epsilon"] == MODEL_WEIGHT
+    X, y = _data()
+    split = pipe.epsilon_split(X, y)
+    assert split["dpstandardscaler__epsilon"] / split["dpgaussiannb__epsilon"] == pytest.approx(
+        expected / MODEL_WEIGHT)
+    assert privacy_cost(pipe, X, y).epsilon == pytest.approx(total, rel=1e-3)
+    shares = pipe._shares()
+    assert shares["dpstandardscaler"] == pytest.approx(expected / sum(weights.values()))
 
 
 def test_a_step_given_its_own_epsilon_keeps_it():
@@ -203,7 +224,7 @@ def test_a_sparse_one_hot_encoder_before_the_private_steps():
 def test_the_notebook_view_shows_each_steps_share():
     pipe = make_pipeline(*_steps(), epsilon=1.0)
     html = pipe._repr_mimebundle_()["text/html"]
-    weights = step_weights(pipe, unset_epsilon_keys(pipe))
+    weights = step_weights(pipe, unset_epsilon_keys(pipe), 1.0)
     model_share = MODEL_WEIGHT / sum(weights.values())
     assert f"dpgaussiannb {model_share:.0%}" in html and "epsilon=1 split" in html
     assert "split" not in make_pipeline(*_steps())._repr_mimebundle_()["text/html"][:200]
