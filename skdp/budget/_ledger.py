@@ -425,6 +425,14 @@ def _overwritten_error(path):
     )
 
 
+def _all_kept():
+    while True:  # another thread may open one meanwhile (_fork_lock is not held here)
+        try:
+            return list(_every)
+        except RuntimeError:  # the set changed size during iteration
+            pass
+
+
 def _drop_kept(path):
     """Close this process's kept connections to ``path``: its file is gone or another one.
 
@@ -432,7 +440,7 @@ def _drop_kept(path):
     file made there later does not read it. A connection in a transaction of
     another thread is left to that thread.
     """
-    for kept in list(_every):
+    for kept in _all_kept():
         if kept.path == path and kept.pid == os.getpid() and kept.lock.acquire(blocking=False):
             try:
                 if kept.conn is not None and _file_ids(path)[0] != kept.files[0]:
@@ -443,7 +451,7 @@ def _drop_kept(path):
 
 def _close_all():
     """At exit: close this process's kept connections (each copies its log into its file)."""
-    for kept in list(_every):
+    for kept in _all_kept():
         if kept.pid == os.getpid() and kept.lock.acquire(blocking=False):  # not mid-transaction
             try:
                 _close(kept)
