@@ -91,6 +91,10 @@ def _releases():
     reg = DPLinearRegression(bounds_X=B, bounds_y=(0.0, 1.5), epsilon=1.0,
                              random_state=24).fit(X, y_reg)
     out["DPLinearRegression"] = np.concatenate([reg.coef_, [reg.intercept_]])
+    # 400 rows at ε = 5: the count outweighs 400 σ, the 64 steps of the long schedule
+    reg = DPLinearRegression(bounds_X=B, bounds_y=(0.0, 1.5), epsilon=5.0,
+                             random_state=27).fit(X, y_reg)
+    out["DPLinearRegression_long_schedule"] = np.concatenate([reg.coef_, [reg.intercept_]])
     kbins = DPKBinsDiscretizer(n_bins=4, strategy="quantile", bounds=B, epsilon=1.0,
                                random_state=25).fit(X)
     out["DPKBinsDiscretizer_quantile"] = np.concatenate(kbins.bin_edges_)
@@ -146,6 +150,10 @@ EXPECTED = {
     "DPLinearRegression": [
         "0x1.7721f42f04214p-3", "-0x1.8fb0bcaaa5a96p-3", "0x1.ce07065e61964p-5",
         "0x1.28fce56a76428p-1",
+    ],
+    "DPLinearRegression_long_schedule": [
+        "0x1.41bb5eb919bbap-2", "-0x1.9ae26a567e21fp-3", "0x1.abae577dd1b11p-4",
+        "0x1.f7fba441e38dcp-2",
     ],
     "DPStandardScaler": [
         "0x1.fa447d4af0c42p-2", "0x1.03d4892a49d9ap-1", "0x1.f9d5c066af3a9p-2",
@@ -248,6 +256,10 @@ ON_THE_OLDEST_STACK = {
     "DPLinearRegression": [
         "0x1.7721f42f04214p-3", "-0x1.8fb0bcaaa5a95p-3", "0x1.ce07065e61972p-5",
         "0x1.28fce56a76428p-1",
+    ],
+    "DPLinearRegression_long_schedule": [
+        "0x1.41bb5eb919bbap-2", "-0x1.9ae26a567e21fp-3", "0x1.abae577dd1b10p-4",
+        "0x1.f7fba441e38ddp-2",
     ],
 }
 

@@ -60,6 +60,21 @@ _RIDGE_COUNT_RATIO = 2.5
 _REFINE_STEPS = 8
 _GRAM_SHARE = 0.5
 _SCALE_SHARE = 0.05
+# The long schedule of refine_steps="auto" (_step_plan): 64 steps with equal shares, a
+# preconditioner ridge of at least _STEP_RIDGE_FACTOR times the Gram noise's scale s·√q,
+# and the last half of the iterates averaged, where the released count n̂ is at least
+# _LONG_FROM times σ. Measured on the six regression tables (5 seeds, ε = 0.1 to 5;
+# docs/benchmarks.md, "DPLinearRegression: refined sufficient statistics"): on weather
+# (temperature and dew point nearly collinear, the target resting on their difference,
+# a direction the noisy Gram matrix cannot see) it raised test R² at ε = 0.1 / 0.5 from
+# 0.57 / 0.87 to 0.73 / 0.96; with the solve's own ridge as preconditioner, 64 steps
+# dropped diamonds at ε = 0.1 (0.87 against 0.91), and with a ridge of 3 s·√q they
+# gained less on weather (0.69 at ε = 0.1). Where n̂/σ was below 350 (the tables of
+# 2,000-7,500 rows at ε <= 0.2, Wage and gpa at 0.5) the long schedule lost in most cells,
+# up to 0.56 of R² (Wage at ε = 0.1); weather at ε = 0.1 has n̂/σ = 480.
+_LONG_STEPS = 64
+_LONG_FROM = 400.0
+_STEP_RIDGE_FACTOR = 2.0
 # The clipping norm of a step's per-row gradients is this quantile of their noisy norms
 # after the first solve, read on a public grid of powers of two: 0.7 beat 0.9 (weather at
 # ε = 0.1: 0.57 against 0.47); 0.5 was level with it over the six tables (higher on gpa,
@@ -193,6 +208,32 @@ def _step_shares(n_steps):
     return weights / weights.sum()
 
 
+def _step_plan(refine_steps, gram, ridge, noise_std, sigma, fit_intercept):
+    """``(shares, step_ridge, n_averaged)``: the refinement's schedule (see Notes).
+
+    A function of public parameters and the released Gram matrix only. An
+    int ``refine_steps`` T is the short schedule: T steps with shares of 1/σ²
+    ∝ t, the solve's own ridge λ in the steps' preconditioner, and the last
+    iterate. ``"auto"`` is the short schedule with 8 steps, or, where the
+    released count n̂ (the intercept's diagonal entry) is at least
+    ``_LONG_FROM`` times the fit's multiplier σ, the long one:
+    ``_LONG_STEPS`` steps with equal shares, the preconditioner's ridge
+    h = max(λ, 2·s·√q), s the std of each noisy entry of the q × q Gram
+    matrix (2·s·√q is about the spectral norm of its symmetric noise,
+    Bandeira & van Handel 2016, Thm. 1.1, so the preconditioner stays above
+    the true curvature and no step overshoots), and the mean of the last
+    half of the iterates (Polyak & Juditsky 1992). Without an intercept no
+    count is released: the short schedule.
+    """
+    if refine_steps != "auto":
+        return _step_shares(refine_steps), ridge, 1
+    q = gram.shape[0] - 1
+    if fit_intercept and float(gram[q - 1, q - 1]) >= _LONG_FROM * sigma:
+        step_ridge = max(ridge, _STEP_RIDGE_FACTOR * noise_std * math.sqrt(q))
+        return np.full(_LONG_STEPS, 1.0 / _LONG_STEPS), step_ridge, _LONG_STEPS // 2
+    return _step_shares(_REFINE_STEPS), ridge, 1
+
+
 def _perturbed_gram(gram, mechanism, rng):
     """``gram`` (ZᵀZ, :func:`_design_gram`) plus symmetric noise of ``mechanism`` (or none).
 
@@ -307,10 +348,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         of public parameters and the released noisy matrix only. It shrinks
         the coefficients towards 0 and the intercept towards the noisy mean
         of the target.
-    refine_steps : int >= 0, default=8
+    refine_steps : "auto" or int >= 0, default="auto"
         Noisy refinement steps after the first solve (see **Refinement**);
-        0 is plain sufficient-statistics perturbation (AdaSSP). The steps
-        share the fit's ε with the first solve: the charge does not change.
+        0 is plain sufficient-statistics perturbation (AdaSSP). "auto" takes
+        8 steps, or 64 on a longer schedule where the released statistics
+        say they pay. The steps share the fit's ε with the first solve: the
+        charge does not change.
     budget : PrivacyBudget or None, default=None
         The shared budget to charge.
     random_state : int, numpy Generator or None, default=None
@@ -335,6 +378,9 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         The L2 norm the refinement clips each row's gradient to (on the
         scale of the mapped target, a power of two); None without
         refinement steps.
+    n_refine_steps_ : int
+        The refinement steps taken (0, ``refine_steps``, or with "auto" 8
+        or 64).
     data_norm_ : float
         The norm to which rows (centred at the box's midpoint when it comes
         from ``bounds_X``) are scaled at fit and predict.
@@ -469,20 +515,33 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     steps. With ``ridge="auto"`` the steps descend the least-squares loss
     (the ridge only steadies the released Hessian); with a float ``ridge``
     they descend the ridge objective. Without steps (``refine_steps=0``)
-    this is AdaSSP. On the suite's six regression tables the steps raised
-    test R² at ε = 1 from 0.69 to 0.95 on weather, 0.64 to 0.76 on
-    Computers and 0.94 to 0.96 on diamonds; a few cells of the small tables
-    fell (Wage at ε = 2: 0.311 to 0.294). Each step is one more pass over
-    the rows.
+    this is AdaSSP. Each step is one more pass over the rows.
 
-    **When to prefer DP-SGD.** On weather, whose temperature and dew point
-    are nearly collinear, :class:`~skdp.linear_model.DPSGDRegressor` stays
-    ahead at ε ≤ 1 (test R² 0.963 against 0.945 at ε = 1, 0.797 against
-    0.569 at ε = 0.1), and on the tables of 2,000–3,000 rows at ε ≤ 0.5;
-    this estimator is ahead on diamonds at every ε ≥ 0.1 and on weather
-    from ε = 2, and within 0.01 of it on loans and Computers from ε = 0.5
-    (docs/benchmarks.md, "DPLinearRegression: refined sufficient
+    **How many steps.** Where a direction's curvature (an eigenvalue of
+    XᵀX) is below the Gram noise's spectral norm, the released matrix cannot
+    see it and a step moves along it by a fraction λ/(λ + ridge) only; on
+    weather the target rests on such a direction (the difference of
+    temperature and dew point). ``refine_steps="auto"`` then takes a long
+    schedule: 64 steps with equal shares of the steps' 1/σ², the
+    preconditioner's ridge raised to at least 2·s·√q, s the std of each
+    noisy entry (about the spectral norm of the symmetric noise, so no step
+    overshoots), and the mean of the last 32 iterates (Polyak & Juditsky
+    1992). It does so where the released count n̂ is at least 400 times
+    the fit's noise multiplier σ (``_step_plan``), else it takes the 8
+    steps above. The number of steps and their noise are thus chosen from
+    a release, with their 1/σ² still adding up to the same total: fully
+    adaptive composition of Gaussian DP (Smith & Thakurta 2022; Whitehouse
+    et al. 2023) keeps the charge. On the suite's six regression tables
+    the long schedule raised weather's test R² at ε = 0.1 / 0.5 / 1 from
+    0.57 / 0.87 / 0.95 to 0.73 / 0.96 / 0.97, and diamonds' at ε = 1
+    from 0.961 to 0.971; the tables of 2,000–7,500 rows keep 8 steps at
+    ε <= 0.2 (docs/benchmarks.md, "DPLinearRegression: refined sufficient
     statistics").
+
+    **When to prefer DP-SGD.** On weather at ε <= 0.2,
+    :class:`~skdp.linear_model.DPSGDRegressor` stays ahead (test R² 0.797
+    against 0.73 at ε = 0.1), and on the tables of 2,000–3,000 rows at
+    ε <= 0.5.
 
     Floating-point noise is attackable when noisy values are released
     directly (Mironov 2012); here only the solved coefficients are released.
@@ -527,7 +586,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         data_norm: float | None = None,
         fit_intercept: bool = True,
         ridge: float | str = "auto",
-        refine_steps: int = _REFINE_STEPS,
+        refine_steps: int | str = "auto",
         budget: PrivacyBudget | None = None,
         random_state: RandomStateLike = None,
         secure: bool = False,
@@ -565,7 +624,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 raise ValueError(f'ridge must be "auto" or a float >= 0; got {ridge!r}.')
             if not (math.isfinite(float(ridge)) and float(ridge) >= 0):
                 raise ValueError(f'ridge must be "auto" or a finite float >= 0; got {ridge!r}.')
-        refine_steps = check_scalar(self.refine_steps, "refine_steps", int, min_val=0)
+        refine_steps = self.refine_steps
+        if not (isinstance(refine_steps, str) and refine_steps == "auto"):
+            if isinstance(refine_steps, str):
+                raise ValueError(f'refine_steps must be "auto" or an int >= 0; got '
+                                 f'{refine_steps!r}.')
+            refine_steps = check_scalar(refine_steps, "refine_steps", int, min_val=0)
         return epsilon, delta, bounds_X, data_norm, bounds_y, refine_steps
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> DPLinearRegression:
@@ -639,7 +703,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             # sensitivity of the rows as clipped; with refinement steps the Gram matrix
             # gets _GRAM_SHARE of 1/sigma² and the steps the rest (_refine).
             n_steps = refine_steps
-            gram_sigma = sigma / math.sqrt(_GRAM_SHARE) if n_steps else sigma
+            gram_sigma = sigma / math.sqrt(_GRAM_SHARE) if n_steps != 0 else sigma
             mechanism = GaussianMechanism(noise_multiplier=gram_sigma, sensitivity=sensitivity)
             noise_std = mechanism.sigma
         q = X.shape[1] + int(bool(self.fit_intercept))  # size of the Gram matrix of the design
@@ -665,9 +729,17 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
             target[d] = gram[d, -1] / max(float(gram[d, d]), 1.0)
         solve = _psd_solver(gram[:-1, :-1], ridge)
         theta = solve(gram[:-1, -1] + ridge * target)
-        if n_steps:
-            theta, clip = self._refine(X, y, theta, solve, n_steps, sigma, rows, rng,
-                                       ridge=None if self.ridge == "auto" else (ridge, target))
+        n_taken, clip = 0, None
+        if n_steps != 0:
+            # How many steps, their shares and preconditioner: post-processing of the release.
+            shares, step_ridge, n_averaged = _step_plan(n_steps, gram, ridge, noise_std, sigma,
+                                                        bool(self.fit_intercept))
+            if step_ridge != ridge:
+                solve = _psd_solver(gram[:-1, :-1], step_ridge)
+            theta, clip = self._refine(X, y, theta, solve, shares, sigma, rows, rng,
+                                       ridge=None if self.ridge == "auto" else (ridge, target),
+                                       n_averaged=n_averaged)
+            n_taken = shares.size
 
         n_features = X.shape[1]
         self.coef_ = theta[:n_features] * scale
@@ -677,21 +749,23 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         self.noise_multiplier_ = sigma
         self.sensitivity_ = sensitivity
         self.ridge_ = ridge
-        self.gradient_clip_ = clip if n_steps else None
+        self.gradient_clip_ = clip
+        self.n_refine_steps_ = n_taken
         self.data_norm_ = clipper.data_norm
         self.bounds_X_ = bounds_X
         self.bounds_y_ = bounds_y
         self._clipper = clipper
         return self
 
-    def _refine(self, X, y, theta, solve, n_steps, sigma, rows, rng, *, ridge):
+    def _refine(self, X, y, theta, solve, shares, sigma, rows, rng, *, ridge, n_averaged):
         """``(θ, clip)``: noisy preconditioned steps from the first solve ``theta``; see Notes.
 
         Each step releases the sum of the rows' clipped least-squares
-        gradients with Gaussian noise, and moves θ by the noisy Gram matrix's
-        solve of it (a Newton step with the released Hessian). With a public
-        ``ridge=(λ, θ₀)`` the step follows the ridge objective's gradient
-        instead (its term λ(θ − θ₀) is public given θ).
+        gradients with Gaussian noise, and moves θ by ``solve`` of it (a
+        Newton step with the released Hessian). Step t gets ``shares[t]`` of
+        the steps' part of 1/σ². With a public ``ridge=(λ, θ₀)`` the step
+        follows the ridge objective's gradient instead (its term λ(θ − θ₀) is
+        public given θ). θ is the mean of the last ``n_averaged`` iterates.
         """
         # The clipping norm: the quantile of a noisy histogram of the gradient norms at
         # theta (counts of L2 sensitivity 1), with _SCALE_SHARE of 1/sigma².
@@ -701,7 +775,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         ).sample_noise(counts.size, random_state=rng)
         clip = _gradient_clip(counts)
         rest = 1.0 - _GRAM_SHARE - _SCALE_SHARE
-        for share in rest * _step_shares(n_steps):
+        # The number of steps and their shares are functions of the released Gram matrix;
+        # their 1/σ_t² still add up to rest/σ², which fully adaptive composition of Gaussian
+        # DP allows (Smith & Thakurta 2022; Whitehouse et al. 2023).
+        tail = []
+        for t, share in enumerate(rest * shares):
             gradient = row_sums(partial(_clipped_gradient_sum, theta=theta, clip=clip, **rows),
                                 X, y)
             # Σ of gradients clipped to `clip`: L2 sensitivity `clip` (Abadi et al. 2016)
@@ -712,7 +790,9 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                 lam, centre = ridge
                 gradient = gradient - lam * (theta - centre)
             theta = theta + solve(gradient)
-        return theta, clip
+            if t >= shares.size - n_averaged:
+                tail.append(theta)
+        return np.mean(tail, axis=0), clip
 
     def _design(self, bounds_X, data_norm, bounds_y, n_features):
         """``(row clipper, target centre, target scale, sensitivity)`` from the bounds."""

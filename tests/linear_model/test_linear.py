@@ -22,6 +22,7 @@ from skdp.linear_model._linear import (
     _gradient_norm_counts,
     _perturbed_gram,
     _psd_solver,
+    _step_plan,
     _step_shares,
 )
 from _testing import (
@@ -357,8 +358,53 @@ def test_refinement_steps_improve_collinear_fits_and_leave_epsilon_inf_alone():
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
+def test_step_plan_takes_the_long_schedule_from_the_released_count():
+    """refine_steps="auto": 8 steps with shares ∝ t and the solve's ridge, or, where the
+    released count (the intercept's diagonal entry) is at least 400 σ, 64 equal steps, the
+    ridge raised to 2·s·√q and the last 32 iterates averaged; an int is always the short
+    schedule, and without an intercept there is no count."""
+    sigma, sd, ridge = 2.0, 3.0, 1.5
+    gram = np.zeros((5, 5))  # q = 4: three features and the intercept, then the target
+    gram[3, 3] = 400 * sigma - 1e-9
+    shares, step_ridge, averaged = _step_plan("auto", gram, ridge, sd, sigma, True)
+    np.testing.assert_allclose(shares, np.arange(1, 9) / 36)
+    assert (step_ridge, averaged) == (ridge, 1)
+    gram[3, 3] = 400 * sigma
+    shares, step_ridge, averaged = _step_plan("auto", gram, ridge, sd, sigma, True)
+    np.testing.assert_allclose(shares, np.full(64, 1 / 64))
+    assert step_ridge == 2 * sd * math.sqrt(4) and averaged == 32
+    assert _step_plan("auto", gram, 100.0, sd, sigma, True)[1] == 100.0  # the larger ridge
+    assert _step_plan("auto", gram, ridge, sd, sigma, False)[0].size == 8
+    shares, step_ridge, averaged = _step_plan(3, gram, ridge, sd, sigma, True)
+    np.testing.assert_allclose(shares, [1 / 6, 2 / 6, 3 / 6])
+    assert (step_ridge, averaged) == (ridge, 1)
+
+
+def test_long_schedule_finds_a_target_resting_on_a_direction_the_gram_cannot_see():
+    """Two columns nearly collinear (like temperature and dew point) and a target resting on
+    their difference: its curvature is far below the noisy Gram matrix's noise. The long
+    schedule, taken where the count outweighs σ, recovers it; the 8 steps of the short one
+    move along it by a fraction λ/(λ + ridge) each and stay far below."""
+    rng = np.random.default_rng(0)
+    n = 6_000
+    temp, gap = rng.uniform(0.2, 0.8, n), rng.uniform(0.0, 0.15, n)
+    other = rng.uniform(0, 1, (n, 6))
+    X = np.column_stack([temp, temp - gap, other])
+    y = 90 - 400 * gap + other @ [5, -5, 3, 0, 0, 2] + rng.normal(0, 3, n)
+    best = LinearRegression().fit(X, y).score(X, y)  # 0.97
+    kw = dict(epsilon=0.5, bounds_X=(0, 1), bounds_y=(0, 100))
+    auto = [DPLinearRegression(random_state=s, **kw).fit(X, y) for s in range(4)]
+    short = [DPLinearRegression(refine_steps=8, random_state=s, **kw).fit(X, y)
+             for s in range(4)]
+    assert all(r.n_refine_steps_ == 64 for r in auto)
+    assert all(r.n_refine_steps_ == 8 for r in short)
+    auto_r2 = np.mean([r.score(X, y) for r in auto])
+    short_r2 = np.mean([r.score(X, y) for r in short])
+    assert auto_r2 > short_r2 + 0.1 and auto_r2 > best - 0.15
+
+
 def test_refine_steps_must_be_a_count():
     X, y = _data(n=50, d=2)
     assert_bad_input_costs_nothing(
         DPLinearRegression(**BOUNDS), X, y, match="refine_steps",
-        bad_params=[dict(refine_steps=s) for s in (-1, 1.5, "8", None)])
+        bad_params=[dict(refine_steps=s) for s in (-1, 1.5, "8", "Auto", None)])

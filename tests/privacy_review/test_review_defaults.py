@@ -504,7 +504,7 @@ def test_linear_noise_drawn_is_the_curve_charged(mode):
     refined = DPLinearRegression(epsilon=0.6, bounds_y=(0, 1), random_state=spy,
                                  **_NORM_MODES[mode]).fit(X, y)
     gram, counts, *steps = spy.normal_scales
-    assert len(steps) == refined.refine_steps == 8
+    assert len(steps) == refined.n_refine_steps_ == 8
     assert gram.size == q * (q + 1) // 2 and counts.size == 18
     assert all(s.size == q - 1 for s in steps)  # the coefficients and the intercept
     assert all(np.ptp(s) == 0 for s in (gram, counts, *steps))

@@ -5,10 +5,13 @@ Checked and sound (these tests pass and guard it):
 - The releases after the Gram matrix are the histogram (multiplier σ/√0.05,
   sensitivity 1) and one release per step (σ/√share_t, sensitivity C): the
   multipliers are the same on unrelated datasets, with public and with
-  private bounds, so the shares are fixed before any value is read; their
-  1/σ² add up to the charged Gaussian's. The number of draws from the fit's
-  generator is the same on neighbouring datasets (its state after the fit is
-  equal), so no later draw depends on a row.
+  private bounds; their 1/σ² add up to the charged Gaussian's. With
+  ``refine_steps="auto"`` the number of steps (8 or 64) is a function of the
+  released Gram matrix, and for every number of rows, whichever it is, the
+  steps' 1/σ² still add up to the same total (fully adaptive composition).
+  The number of draws from the fit's generator is the same on neighbouring
+  datasets that release the same step count (its state after the fit is
+  equal), so no later draw depends on a row beyond the release.
 - One row is one count of the histogram, whatever the row (outside the box,
   ±1e300, all zero) and whatever θ (0, tiny, huge enough that the residual
   overflows to ±inf or NaN: those go to the last bin).
@@ -114,10 +117,11 @@ def test_multipliers_are_fixed_before_the_data_and_compose_to_the_charge(mode, r
         assert got == lists[0]
     assert all(reg.gradient_clip_ in _GRADIENT_NORM_GRID for reg in fits)
     # The fit's last 1 + 1 + 8 mechanisms: the Gram matrix, the histogram and the steps
-    # (with private bounds, none of those are GaussianMechanism instances).
+    # (with private bounds, none of those are GaussianMechanism instances); 300 rows at
+    # ε = 0.8 take the short schedule.
     recorded.clear()
     reg = DPLinearRegression(epsilon=0.8, random_state=4, **MODES[mode]).fit(X, Y)
-    assert len(recorded) == 10
+    assert reg.n_refine_steps_ == 8 and len(recorded) == 10
     (z_gram, s_gram), (z_hist, s_hist), *steps = recorded
     sigma = reg.noise_multiplier_
     assert s_gram == reg.sensitivity_ and z_gram == pytest.approx(sigma / math.sqrt(0.5))
@@ -129,6 +133,34 @@ def test_multipliers_are_fixed_before_the_data_and_compose_to_the_charge(mode, r
     assert precision == pytest.approx(1.0 / sigma**2, rel=1e-12)
     plain = DPLinearRegression(epsilon=0.8, refine_steps=0, **MODES[mode]).fit(X, Y)
     assert plain.privacy_curve_ == reg.privacy_curve_
+
+
+@pytest.mark.parametrize("mode", ["box", "norm", "private bounds"])
+def test_the_steps_chosen_from_the_release_compose_to_the_charge_for_every_n(mode, recorded):
+    """With refine_steps="auto" the step count (8 or 64) and so each step's multiplier are
+    chosen from the released Gram matrix; for each number of rows, whichever count the
+    release gives, the drawn noises' 1/σ_i² add up to 1/σ² of the charged Gaussian and the
+    charged curve is that of the fit without steps."""
+    rng = np.random.default_rng(17)
+    counts = set()
+    for n in (300, 600, 3_000):
+        Xn = rng.uniform(-3, 3, (n, 3))
+        Yn = Xn @ [1.0, -2.0, 0.5] + 0.3 + rng.normal(0, 0.5, n)
+        recorded.clear()
+        reg = DPLinearRegression(epsilon=4.0, random_state=n, **MODES[mode]).fit(Xn, Yn)
+        counts.add(reg.n_refine_steps_)
+        gram_hist_steps = recorded[-(2 + reg.n_refine_steps_):]
+        assert len(recorded) == 2 + reg.n_refine_steps_
+        (z_gram, s_gram), (z_hist, s_hist), *steps = gram_hist_steps
+        assert s_gram == reg.sensitivity_ and s_hist == 1.0
+        assert all(s == reg.gradient_clip_ for _, s in steps)
+        precision = sum(1.0 / z**2 for z, _ in gram_hist_steps)
+        assert precision == pytest.approx(1.0 / reg.noise_multiplier_**2, rel=1e-12)
+        if reg.n_refine_steps_ == 64:  # the long schedule: equal shares
+            np.testing.assert_allclose([z for z, _ in steps], steps[0][0], rtol=1e-12)
+        plain = DPLinearRegression(epsilon=4.0, refine_steps=0, **MODES[mode]).fit(Xn, Yn)
+        assert plain.privacy_curve_ == reg.privacy_curve_
+    assert counts == {8, 64}  # both schedules were checked
 
 
 @pytest.mark.parametrize("mode", ["box", "norm, no intercept", "private bounds"])
@@ -175,8 +207,8 @@ def test_every_rows_clipped_gradient_is_within_the_clip(mode, step_calls):
     """On the fit's own design, θ and C (first and last step), each row's gradient has L2
     norm at most C; rows outside the box and huge rows reach C."""
     Xs, ys = np.vstack([X, EXTREME_X]), np.concatenate([Y, EXTREME_Y])
-    DPLinearRegression(epsilon=0.5, random_state=2, **MODES[mode]).fit(Xs, ys)
-    assert len(step_calls) == 8
+    reg = DPLinearRegression(epsilon=0.5, random_state=2, **MODES[mode]).fit(Xs, ys)
+    assert len(step_calls) == reg.n_refine_steps_ == 8
     reached = 0.0
     for X_, y_, kwargs in (step_calls[0], step_calls[-1]):
         clip = kwargs["clip"]
