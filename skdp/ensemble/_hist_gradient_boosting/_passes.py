@@ -31,8 +31,8 @@ from ...utils._rows import row_sums
 from ._loss import log_loss_gradients, one_hot, raw_scores, scaled_target, squared_gradients
 from ._splitting import leaf_sums
 
-__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "log_loss_rows", "seen_bins",
-           "squared_rows", "target_sum"]
+__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "label_index", "log_loss_rows",
+           "seen_bins", "squared_rows", "target_sum"]
 
 
 class ChunkRows:
@@ -55,9 +55,31 @@ class ChunkRows:
         return binned, g, h
 
 
+def label_index(y, classes):
+    """Each label's index in ``classes`` by :func:`numpy.searchsorted`; never raises.
+
+    The checks before the charge found only labels of ``classes``; a graph
+    whose values change after them may bring a label outside them, which
+    counts in no class or in a neighbouring one, as in
+    :func:`class_counts`. A label that does not compare with the classes (a
+    NaN or None in a column of strings) would make the search raise after
+    the charge: it counts in no class (index ``classes.size``).
+    """
+    try:
+        return np.searchsorted(classes, y)
+    except (TypeError, ValueError):
+        label = np.full(len(y), classes.size, dtype=np.intp)
+        for i, value in enumerate(y):
+            try:
+                label[i] = np.searchsorted(classes, value)
+            except (TypeError, ValueError):
+                pass
+        return label
+
+
 def log_loss_rows(raw, y, *, classes, n_trees):
     """Log-loss gradients and hessians of a chunk's rows, from their labels ``y``."""
-    return log_loss_gradients(raw, one_hot(np.searchsorted(classes, y), n_trees, classes.size))
+    return log_loss_gradients(raw, one_hot(label_index(y, classes), n_trees, classes.size))
 
 
 def squared_rows(raw, y, *, bounds_y, clip, private):
@@ -67,8 +89,8 @@ def squared_rows(raw, y, *, bounds_y, clip, private):
 
 
 def class_counts(y, *, classes):
-    """Rows per class of a chunk (a label outside ``classes`` counts in none)."""
-    label = np.searchsorted(classes, y)
+    """Rows per class of a chunk (a label outside ``classes`` counts in none or a neighbour)."""
+    label = label_index(y, classes)
     return np.bincount(label[label < classes.size], minlength=classes.size)
 
 
