@@ -182,8 +182,16 @@ def _clipped_gradient_sum(X, y, *, theta, clip, **design):
     :func:`skdp.utils._rows.row_sums`.
     """
     Z, target = _design_rows(X, y, **design)
+    return _gradient_sum_of_rows(Z, target, np.linalg.norm(Z, axis=1), theta=theta, clip=clip)
+
+
+def _gradient_sum_of_rows(Z, target, row_norms, *, theta, clip):
+    """:func:`_clipped_gradient_sum` on the design rows ``Z`` (norms ``row_norms``) and ``target``.
+
+    In memory the fit builds the design once and calls this at every step.
+    """
     residual = target - Z @ theta
-    norms = np.abs(residual) * np.linalg.norm(Z, axis=1)
+    norms = np.abs(residual) * row_norms
     with np.errstate(divide="ignore"):
         residual *= np.minimum(1.0, clip / norms)
     return Z.T @ residual
@@ -778,10 +786,17 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         # The number of steps and their shares are functions of the released Gram matrix;
         # their 1/σ_t² still add up to rest/σ², which fully adaptive composition of Gaussian
         # DP allows (Smith & Thakurta 2022; Whitehouse et al. 2023).
+        if is_lazy(X):  # one pass over the chunks per step
+            def gradient_sum(theta):
+                return row_sums(partial(_clipped_gradient_sum, theta=theta, clip=clip, **rows),
+                                X, y)
+        else:  # in memory, the design rows are built once for all the steps
+            Z, target = _design_rows(X, y, **rows)
+            gradient_sum = partial(_gradient_sum_of_rows, Z, target, np.linalg.norm(Z, axis=1),
+                                   clip=clip)
         tail = []
         for t, share in enumerate(rest * shares):
-            gradient = row_sums(partial(_clipped_gradient_sum, theta=theta, clip=clip, **rows),
-                                X, y)
+            gradient = gradient_sum(theta=theta)
             # Σ of gradients clipped to `clip`: L2 sensitivity `clip` (Abadi et al. 2016)
             gradient = gradient + GaussianMechanism(
                 noise_multiplier=sigma / math.sqrt(share), sensitivity=clip,

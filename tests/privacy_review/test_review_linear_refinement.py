@@ -43,6 +43,7 @@ from skdp.linear_model._linear import (
     _GRADIENT_NORM_GRID,
     _clipped_gradient_sum,
     _gradient_norm_counts,
+    _gradient_sum_of_rows,
 )
 
 from _testing import dask_client
@@ -93,6 +94,19 @@ def step_calls(monkeypatch):
         return _clipped_gradient_sum(X_, y_, **kwargs)
 
     monkeypatch.setattr(_linear, "_clipped_gradient_sum", spy)
+    return calls
+
+
+@pytest.fixture
+def row_steps(monkeypatch):
+    """The (Z, target, row norms, keyword arguments) of every in-memory step's gradient sum."""
+    calls = []
+
+    def spy(Z, target, row_norms, **kwargs):
+        calls.append((np.array(Z), np.array(target), np.array(row_norms), kwargs))
+        return _gradient_sum_of_rows(Z, target, row_norms, **kwargs)
+
+    monkeypatch.setattr(_linear, "_gradient_sum_of_rows", spy)
     return calls
 
 
@@ -202,23 +216,35 @@ def test_one_row_is_one_count_of_the_norm_histogram(fit_intercept, theta_scale):
     assert empty.shape == total.shape and not empty.any()
 
 
+@pytest.mark.parametrize("epsilon", [0.5, 50.0])  # the short and the long schedule
 @pytest.mark.parametrize("mode", list(MODES))
-def test_every_rows_clipped_gradient_is_within_the_clip(mode, step_calls):
-    """On the fit's own design, θ and C (first and last step), each row's gradient has L2
-    norm at most C; rows outside the box and huge rows reach C."""
+def test_every_rows_clipped_gradient_is_within_the_clip(mode, epsilon, row_steps):
+    """On the fit's own design (built once in memory), θ and C (first and last step), each
+    row's gradient has L2 norm at most C; rows outside the box and huge rows reach C; the
+    design is the one the block function builds from the rows."""
     Xs, ys = np.vstack([X, EXTREME_X]), np.concatenate([Y, EXTREME_Y])
-    reg = DPLinearRegression(epsilon=0.5, random_state=2, **MODES[mode]).fit(Xs, ys)
-    assert len(step_calls) == reg.n_refine_steps_ == 8
+    reg = DPLinearRegression(epsilon=epsilon, random_state=2, **MODES[mode]).fit(Xs, ys)
+    long = epsilon > 1 and reg.fit_intercept  # without an intercept no count: 8 steps
+    assert len(row_steps) == reg.n_refine_steps_ == (64 if long else 8)
     reached = 0.0
-    for X_, y_, kwargs in (step_calls[0], step_calls[-1]):
+    for Z, target, row_norms, kwargs in (row_steps[0], row_steps[-1]):
         clip = kwargs["clip"]
-        per_row = np.array([_clipped_gradient_sum(X_[i:i + 1], y_[i:i + 1], **kwargs)
-                            for i in range(len(X_))])
+        per_row = np.array([_gradient_sum_of_rows(Z[i:i + 1], target[i:i + 1],
+                                                  row_norms[i:i + 1], **kwargs)
+                            for i in range(len(Z))])
         norms = np.linalg.norm(per_row, axis=1)
         assert np.all(np.isfinite(norms))
         assert norms.max() <= clip * (1 + 1e-12)
         reached = max(reached, norms.max() / clip)
-        np.testing.assert_allclose(per_row.sum(axis=0), _clipped_gradient_sum(X_, y_, **kwargs),
+        np.testing.assert_array_equal(row_norms, np.linalg.norm(Z, axis=1))
+        design = dict(clipper=reg._clipper, bounds_y=reg.bounds_y_, fit_intercept=reg.fit_intercept)
+        lower_y, upper_y = reg.bounds_y_
+        if reg.fit_intercept:
+            design.update(centre=(lower_y + upper_y) / 2, scale=(upper_y - lower_y) / 2 or 1.0)
+        else:
+            design.update(centre=0.0, scale=max(abs(lower_y), abs(upper_y)) or 1.0)
+        np.testing.assert_allclose(per_row.sum(axis=0),
+                                   _clipped_gradient_sum(Xs, ys, **kwargs, **design),
                                    rtol=1e-9, atol=1e-9 * clip)
     assert reached >= 1 - 1e-12
 
