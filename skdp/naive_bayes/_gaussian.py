@@ -24,7 +24,7 @@ from ..stats._sums import (
 )
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
-from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy, row_sums
+from ..utils._rows import check_lazy_X, is_lazy, label_index, lazy_rows, refuse_lazy, row_sums
 from ..utils._validation import check_classes, validate_data
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ def _class_sums(X, y, *, classes, lower, upper, centre):
     each chunk of rows of a dask array. A label outside ``classes`` (only
     possible on a dask graph whose values change after the checks before the
     charge) counts in no class or in a neighbouring one: a row removed or
-    added, never an error.
+    added, never an error (:func:`~skdp.utils._rows.label_index`).
     """
-    label = np.searchsorted(classes, y)
+    label = label_index(y, classes)
     return tuple((int(np.count_nonzero(rows)),) + _centred_sums(
         X[rows], lower=lower, upper=upper, centre=centre)
         for rows in (label == c for c in range(classes.size)))
@@ -52,7 +52,7 @@ def _class_sums(X, y, *, classes, lower, upper, centre):
 
 def _class_moments(X, y, *, classes, lower, upper, means=None):
     """Per class: (rows, Σx) of the clipped rows, or with ``means`` Σ(x − mean)² (epsilon=inf)."""
-    label = np.searchsorted(classes, y)
+    label = label_index(y, classes)
     x = np.clip(X, lower, upper)
     if means is None:
         return tuple((int(np.count_nonzero(label == c)), x[label == c].sum(axis=0))

@@ -48,7 +48,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["bounded_block", "check_lazy_X", "finite_block", "is_lazy", "lazy_rows", "refuse_lazy", "row_sums",
+__all__ = ["bounded_block", "check_lazy_X", "finite_block", "is_lazy", "label_index", "lazy_rows", "refuse_lazy", "row_sums",
            "tree_sum"]
 
 _FLOAT_MAX = np.finfo(np.float64).max
@@ -108,6 +108,28 @@ def row_sums(func, *arrays):
     blocks = zip(*(_row_blocks(a) for a in arrays))
     partials = [dask.delayed(func)(*b) for b in blocks]
     return dask.compute(tree_sum(partials))[0]
+
+
+def label_index(y, classes):
+    """Each label's index in ``classes`` by :func:`numpy.searchsorted`; never raises.
+
+    The checks before the charge found only labels of ``classes``; a dask
+    graph whose values change after them may bring a label outside them,
+    which counts in no class or in a neighbouring one (a row removed or
+    added, or its label changed). A label that does not compare with the classes (a
+    NaN or None in a column of strings) would make the search raise after
+    the charge: it counts in no class (index ``classes.size``).
+    """
+    try:
+        return np.searchsorted(classes, y)
+    except (TypeError, ValueError):
+        label = np.full(len(y), classes.size, dtype=np.intp)
+        for i, value in enumerate(y):
+            try:
+                label[i] = np.searchsorted(classes, value)
+            except (TypeError, ValueError):
+                pass
+        return label
 
 
 def finite_block(block):

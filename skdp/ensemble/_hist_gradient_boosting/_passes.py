@@ -27,11 +27,11 @@ import numpy as np
 from ...tree._binning import apply_bins
 from ...tree._grower import descend, grow_levels
 from ...tree._histogram import make_bins
-from ...utils._rows import row_sums
+from ...utils._rows import label_index, row_sums
 from ._loss import log_loss_gradients, one_hot, raw_scores, scaled_target, squared_gradients
 from ._splitting import leaf_sums
 
-__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "label_index", "log_loss_rows",
+__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "log_loss_rows",
            "seen_bins", "squared_rows", "target_sum"]
 
 
@@ -53,28 +53,6 @@ class ChunkRows:
         binned = apply_bins(X, self.edges)
         g, h = self.loss(raw_scores(binned, self.baseline, predictors), y)
         return binned, g, h
-
-
-def label_index(y, classes):
-    """Each label's index in ``classes`` by :func:`numpy.searchsorted`; never raises.
-
-    The checks before the charge found only labels of ``classes``; a graph
-    whose values change after them may bring a label outside them, which
-    counts in no class or in a neighbouring one, as in
-    :func:`class_counts`. A label that does not compare with the classes (a
-    NaN or None in a column of strings) would make the search raise after
-    the charge: it counts in no class (index ``classes.size``).
-    """
-    try:
-        return np.searchsorted(classes, y)
-    except (TypeError, ValueError):
-        label = np.full(len(y), classes.size, dtype=np.intp)
-        for i, value in enumerate(y):
-            try:
-                label[i] = np.searchsorted(classes, value)
-            except (TypeError, ValueError):
-                pass
-        return label
 
 
 def log_loss_rows(raw, y, *, classes, n_trees):
