@@ -356,6 +356,25 @@ def test_boosting_regressor_equals_the_in_memory_fit(client, kind, params):
     np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=1e-9, atol=1e-9)
 
 
+def test_boosting_passes_over_the_chunks(client, monkeypatch):
+    # Three classes, 2 rounds of depth-2 trees: the class counts, then per round one pass for
+    # the three roots and, per tree, one for its second level and one for its leaves.
+    from skdp.ensemble._hist_gradient_boosting import _passes, gradient_boosting
+
+    calls = []
+
+    def counted(func, *arrays):
+        calls.append(1)
+        return row_sums(func, *arrays)
+
+    monkeypatch.setattr(_passes, "row_sums", counted)
+    monkeypatch.setattr(gradient_boosting, "row_sums", counted)
+    _, _, Xd, lazy_targets = _boosting_data("array", n=600)
+    DPHistGradientBoostingClassifier(bounds=(-10, 30), classes=[0, 1, 2], max_iter=2,
+                                     random_state=0).fit(Xd, lazy_targets["three"])
+    assert len(calls) == 1 + 2 * (1 + 3 * 2)
+
+
 def test_boosting_secure_randomness_fits_dask_rows_with_an_in_memory_target(client):
     # secure=True draws the splits and the noise on the client from the OS, as in memory
     X, targets, Xd, _ = _boosting_data("array", n=600)

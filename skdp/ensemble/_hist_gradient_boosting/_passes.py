@@ -12,7 +12,8 @@ splitter's own :meth:`histograms` on the chunk's layout
 adds the chunks' sums, and the splitter chooses on the client with the
 fit's generator, as in memory. So the fit is the in-memory fit up to the
 order in which float sums are added: one pass per tree level and one per
-tree's leaves.
+tree's leaves, less one per tree but the first of a round of several trees
+(their roots share a pass, :func:`root_sums`).
 
 Every function here is total on finite or NaN input (NaN is a missing value
 with a bin of its own; ±inf was made ± the largest float by
@@ -31,7 +32,7 @@ from ...utils._rows import label_index, row_sums
 from ._loss import log_loss_gradients, one_hot, raw_scores, scaled_target, squared_gradients
 from ._splitting import leaf_sums
 
-__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "log_loss_rows",
+__all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "log_loss_rows", "root_sums",
            "seen_bins", "squared_rows", "target_sum"]
 
 
@@ -91,6 +92,25 @@ def _level_sums(X, y, *, rows, predictors, k, feature, threshold, level, splitte
     return splitter.histograms(make_bins(binned, n_bins), node, 2**level, g[:, k], h[:, k])
 
 
+def _root_sums(X, y, *, rows, predictors, splitter, n_bins):
+    """The splitter's root histograms of a chunk's rows for every tree of a round."""
+    binned, g, h = rows.state(X, y, predictors)
+    bins, node = make_bins(binned, n_bins), np.zeros(binned.shape[0], dtype=np.intp)
+    return tuple(splitter.histograms(bins, node, 1, g[:, k], h[:, k])
+                 for k in range(g.shape[1]))
+
+
+def root_sums(X, y, rows, predictors, *, splitter, n_bins):
+    """The root histograms of every tree of a round, in one pass.
+
+    A round's trees all take their gradients at the round's start, so their
+    roots need nothing of each other: one pass gives them all, and each tree
+    draws its root split from them in its turn (the draws keep their order).
+    """
+    return row_sums(partial(_root_sums, rows=rows, predictors=tuple(predictors),
+                            splitter=splitter, n_bins=n_bins), X, y)
+
+
 def _leaf_sums(X, y, *, rows, predictors, k, feature, threshold, depth):
     """The gradient and hessian sums of the leaves of a chunk's rows."""
     binned, g, h = rows.state(X, y, predictors)
@@ -98,16 +118,20 @@ def _leaf_sums(X, y, *, rows, predictors, k, feature, threshold, depth):
 
 
 def grow_on_chunks(X, y, rows, predictors, k, *, max_depth, splitter, learning_rate, rng,
-                   n_bins):
+                   n_bins, root=None):
     """Grow the tree of column ``k`` of a round on the chunks of ``X`` (dask) and ``y``.
 
     ``predictors`` are the rounds released before this one (the gradients of
     a round are taken at its start, as in memory). The splits and the leaves'
     noise are drawn on the client from ``rng``, in the in-memory order.
+    ``root``, when given, is the root's histograms (:func:`root_sums`): no
+    pass for the root.
     """
     common = dict(rows=rows, predictors=tuple(predictors), k=k)
 
     def split_level(level, feature, threshold):
+        if level == 0 and root is not None:
+            return splitter.choose(root, rng)
         sums = row_sums(partial(_level_sums, feature=feature.copy(), level=level,
                                 threshold=None if threshold is None else threshold.copy(),
                                 splitter=splitter, n_bins=n_bins, **common), X, y)

@@ -27,8 +27,8 @@ from ...tree._grower import feature_importances, grow_tree
 from ...tree._histogram import make_bins
 from ._loss import (GRADIENT_CLIP, log_loss_gradients, one_hot, raw_scores, scaled_target,
                     squared_gradients)
-from ._passes import (ChunkRows, class_counts, grow_on_chunks, log_loss_rows, seen_bins,
-                      squared_rows, target_sum)
+from ._passes import (ChunkRows, class_counts, grow_on_chunks, log_loss_rows, root_sums,
+                      seen_bins, squared_rows, target_sum)
 from ._privacy import plan_boosting
 from ._splitting import ExactSplitter, PrivateSplitter
 
@@ -179,11 +179,13 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         predictors = []
         verbose, start = self._check_verbose(), time.perf_counter()
         for iteration in range(self.max_iter):
+            roots = ((None,) if n_trees == 1 else
+                     root_sums(X, y, rows, predictors, splitter=splitter, n_bins=n_bins))
             predictors.append([
                 grow_on_chunks(X, y, rows, predictors, k, max_depth=self.max_depth,
                                splitter=splitter, learning_rate=float(self.learning_rate),
-                               rng=rng, n_bins=n_bins)
-                for k in range(n_trees)])
+                               rng=rng, n_bins=n_bins, root=root)
+                for k, root in enumerate(roots)])
             self._round_done(iteration, n_trees, verbose, start)
         self._boosted(predictors, splitter, plan, X.shape[1])
 
