@@ -218,13 +218,17 @@ class _Kept:
             pass
 
     def release(self):
-        if self.conn is not None:
-            if self.conn.in_transaction:  # a failed ROLLBACK
-                _close(self)
-            else:
+        try:
+            if self.conn is not None and self.conn.in_transaction:  # an error after BEGIN
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    _close(self)  # closing rolls back
+            if self.conn is not None:
                 self.seen = (_stamp(self.path), _checkpoints(self))
-        self.owner = None
-        self.lock.release()
+        finally:
+            self.owner = None
+            self.lock.release()
 
 
 def _file_ids(path):
@@ -392,6 +396,7 @@ def _kept_transaction(path, *, write):
             if _file_ids(path)[0] != kept.files[0]:  # deleted or replaced: open the one there
                 kept.conn.execute("ROLLBACK")
                 _close(kept)
+                kept.release()
                 continue
             if kept.files[0] in _overwritten or _written_behind(kept):
                 kept.conn.execute("ROLLBACK")
@@ -399,10 +404,10 @@ def _kept_transaction(path, *, write):
                 _leak(kept.conn)
                 kept.conn = None
                 raise _overwritten_error(path)
-            break
-        finally:
-            if kept.conn is None or not kept.conn.in_transaction:
-                kept.release()
+        except BaseException:
+            kept.release()  # which rolls back the transaction begun
+            raise
+        break
     else:
         raise OSError(f"The privacy ledger {path!r} was replaced three times while being "
                       "opened; nothing was done.")

@@ -123,3 +123,20 @@ def test_a_thread_keeps_its_connection_and_syncs_the_log_once_per_charge(tmp_pat
     assert len(synced) == 3 and _ledger._local.kept[budget._store.path].conn is conn
     shutil.copy(path, tmp_path / "copy.sqlite")  # the file alone lacks the charges in the log
     assert len(budget) == 4
+
+
+def test_an_error_as_a_transaction_begins_leaves_no_lock_held(tmp_path, monkeypatch):
+    path = tmp_path / "ledger.sqlite"
+    budget = PrivacyBudget(10.0, 0.0, ledger=path)
+    budget.charge(pure_dp_rdp(0.1))
+    kept = _ledger._local.kept[budget._store.path]
+
+    def interrupted(kept, wait=2.0):
+        monkeypatch.undo()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_ledger, "_written_behind", interrupted)  # inside BEGIN IMMEDIATE
+    with pytest.raises(KeyboardInterrupt):
+        budget.charge(pure_dp_rdp(0.1))
+    assert not kept.lock.locked() and not kept.conn.in_transaction
+    assert budget.charge(pure_dp_rdp(0.1)).id == 2 and len(budget) == 2
