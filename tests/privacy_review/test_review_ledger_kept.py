@@ -305,24 +305,31 @@ def test_a_ledger_deleted_under_another_threads_kept_connection_is_never_made_ag
     assert len(fresh) == 0 and fresh.spent()[0] == 0.0
 
 
-def test_a_backup_moved_over_the_ledger_is_refused_and_not_written(tmp_path):
+@pytest.mark.parametrize("current", [False, True], ids=["older backup", "current backup"])
+def test_a_backup_moved_over_the_ledger_is_refused_and_not_written(tmp_path, current):
+    # A current backup holds every charge the handle saw: only the file's identity
+    # (device and inode) tells it from the ledger.
     path, backup = tmp_path / "ledger.sqlite", tmp_path / "backup.sqlite"
     budget = PrivacyBudget(CAP, 0.0, ledger=path)
     budget.charge(pure_dp_rdp(STEP), label="before")
+    if current:
+        budget.charge(pure_dp_rdp(STEP), label="after")
     with sqlite3.connect(path) as src, sqlite3.connect(backup) as dst:
         src.backup(dst)  # SQLite's backup, as the user guide says
     src.close(), dst.close()
-    budget.charge(pure_dp_rdp(STEP), label="after")
+    if not current:
+        budget.charge(pure_dp_rdp(STEP), label="after")
     os.replace(backup, path)
-    with pytest.raises(LedgerMismatchError, match="nothing was charged"):
+    with pytest.raises(LedgerMismatchError, match="a different file.*nothing was charged"):
         budget.charge(pure_dp_rdp(STEP))
     with pytest.raises(LedgerMismatchError):
         len(budget)
     restored = PrivacyBudget.open(path)  # continued on purpose: the backup as it is
-    assert [c.label for c in restored.ledger] == ["before"]
+    labels = ["before", "after"] if current else ["before"]
+    assert [c.label for c in restored.ledger] == labels
     restored.charge(pure_dp_rdp(STEP), label="restored")
-    assert [c.label for c in restored.ledger] == ["before", "restored"]
-    assert _count_in_new_process(path) == (2, 2 * STEP)
+    assert [c.label for c in restored.ledger] == labels + ["restored"]
+    assert _count_in_new_process(path) == (len(labels) + 1, STEP * (len(labels) + 1))
 
 
 def test_a_backup_copied_into_the_ledger_is_refused_and_never_merged(tmp_path):
