@@ -307,7 +307,9 @@ def _written_behind(kept, wait=2.0):
     if frames == copied:
         return False
     deadline = time.monotonic() + wait
-    while _checkpoints(kept) == kept.seen[1]:
+    # Only a checkpoint explains the write: frames copied, or the log begun anew (new
+    # salts); frames that another process's commit added to the log do not.
+    while (now := _checkpoints(kept)) is not None and now[1:] == kept.seen[1][1:]:
         if time.monotonic() > deadline:
             return True
         time.sleep(0.005)

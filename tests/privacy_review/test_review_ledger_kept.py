@@ -353,3 +353,43 @@ def test_a_backup_copied_into_the_ledger_is_refused_and_never_merged(tmp_path):
     with sqlite3.connect(backup) as conn:  # the backup itself was never written
         assert conn.execute("SELECT label FROM charges").fetchall() == [("before",)]
     conn.close()
+
+
+_COPY_AND_CHARGE = """
+import shutil, sys
+from skdp import PrivacyBudget
+from skdp.accounting import pure_dp_rdp
+shutil.copyfile(sys.argv[2], sys.argv[1])  # another program copies a backup into the file
+budget = PrivacyBudget.open(sys.argv[1])  # then another process charges: its frames go to the log
+budget.charge(pure_dp_rdp(0.0625), label="other process")
+print(len(budget))
+"""
+
+
+def test_a_backup_copied_in_by_another_program_is_refused_after_another_process_charged(
+        tmp_path):
+    # The user guide: a process that keeps the ledger open refuses a file copied into it
+    # behind SQLite's back while its log holds charges the file lacks. Another process's
+    # commit in between adds frames to the log; that is no checkpoint, and does not explain
+    # the file's write. (It did: this process went on charging the backup merged with its
+    # log.) The copy runs in another process: closing a copy of the file here would drop
+    # this process's locks on it.
+    path, backup = tmp_path / "ledger.sqlite", tmp_path / "backup.sqlite"
+    budget = PrivacyBudget(CAP, 0.0, ledger=path)
+    budget.charge(pure_dp_rdp(STEP), label="before")
+    with sqlite3.connect(path) as src, sqlite3.connect(backup) as dst:
+        src.backup(dst)
+    src.close(), dst.close()
+    budget.charge(pure_dp_rdp(STEP), label="after")  # in the kept log only
+    kept = _ledger._local.kept[budget._store.path]
+    frames, _, copied = kept.seen[1]
+    assert frames != copied
+    subprocess.run([sys.executable, "-c", _COPY_AND_CHARGE, str(path), str(backup)],
+                   check=True, timeout=120)
+    with pytest.raises(LedgerMismatchError, match="not by SQLite"):
+        budget.charge(pure_dp_rdp(STEP), label="refused")
+    with pytest.raises(LedgerMismatchError, match="not by SQLite"):
+        PrivacyBudget.open(path).charge(pure_dp_rdp(STEP), label="refused")
+    with sqlite3.connect(backup) as conn:  # the backup itself was never written
+        assert conn.execute("SELECT label FROM charges").fetchall() == [("before",)]
+    conn.close()
