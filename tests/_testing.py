@@ -13,13 +13,11 @@ raise ``AssertionError`` with a message and need no test framework:
 - :func:`seeded_secure`: lets ``secure=True`` fits and statistics take a seed, in tests only;
 - :func:`charge_until_refused`: the loop of the processes that race for a cap;
 - :func:`run_processes`: start processes, collect one result from each, join them;
-- :func:`charge_in_process`: a worker process that charges a ledger, for any start method;
-- :func:`left_alone`: run a step in a thread that ends, so that its SQLite ledger is one file.
+- :func:`charge_in_process`: a worker process that charges a ledger, for any start method.
 """
 
 import contextlib
 import os
-import threading
 
 import numpy as np
 from sklearn.base import clone
@@ -119,31 +117,6 @@ def charge_until_refused(budget, curve, attempts, *, label=None):
         except BudgetExceededError:
             refused += 1
     return accepted, refused
-
-
-def left_alone(work):
-    """Run ``work()`` in a thread that then ends, and return its result (or raise its error).
-
-    A thread's connection to an SQLite ledger is kept between its charges and
-    closed when the thread ends; the last connection's close copies the log into
-    the file. So the ledger is left as one file that holds every charge, as when
-    the process that charged it has exited: what a copy of the file needs.
-    """
-    out = []
-
-    def run():
-        try:
-            out.append((True, work()))
-        except BaseException as exc:  # re-raised in the caller
-            out.append((False, exc))
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(60)
-    ok, value = out[0]
-    if not ok:
-        raise value
-    return value
 
 
 def charge_in_process(path, curve, n, go, results):

@@ -7,10 +7,7 @@ read the total, compose, compare with the cap, then insert the charge and the
 new total, or refuse. SQLite's write lock serialises concurrent charges from
 threads and processes on one machine, so they can never overspend. The
 commit is on disk before ``charge`` returns: the log is synced right after
-the write lock is released (:func:`_sync_log`). Each thread of a process keeps
-its connection to the file between transactions (:func:`_kept_transaction`),
-so that a charge syncs the disk once; every kept connection is closed before
-the process forks.
+the write lock is released (:func:`_sync_log`).
 
 The total is a cache of the charges, never trusted blindly: triggers delete it
 whenever any program inserts, changes or deletes a charge without updating it
@@ -40,15 +37,12 @@ later) are moved into ``events``; a total written by an older skdp (no
 generation) is composed again from the charges.
 """
 
-import atexit
 import json
 import os
 import pathlib
 import socket
 import sqlite3
-import threading
 import time
-import weakref
 from contextlib import closing, contextmanager
 
 from ..accounting._accountants import pld_leaves
@@ -124,10 +118,7 @@ def _open(path, *, create):
         raise FileNotFoundError(f"No privacy ledger at {path!r}.")
     uri = pathlib.Path(os.path.abspath(path)).as_uri() + ("?mode=rwc" if create else "?mode=rw")
     try:
-        # check_same_thread=False: a kept connection is used by its own thread only, and
-        # closed by whichever thread forks the process (see _close_before_fork).
-        return sqlite3.connect(uri, uri=True, timeout=600.0, isolation_level=None,
-                               check_same_thread=False)
+        return sqlite3.connect(uri, uri=True, timeout=600.0, isolation_level=None)
     except sqlite3.OperationalError as exc:
         if not create and not os.path.exists(path):
             raise FileNotFoundError(f"No privacy ledger at {path!r}.") from None
@@ -138,7 +129,7 @@ def _configure(conn):
     """Wait for the write lock, and sync what a write transaction commits (see :func:`_connect`).
 
     In WAL mode ``synchronous = NORMAL``: the commit writes the log without
-    syncing it, and :func:`_sync_log` syncs it once the write lock is released.
+    syncing it, and :func:`_connect` syncs it once the write lock is released.
     Other modes (a ledger made by an older skdp, or the file being created)
     keep ``FULL``, which syncs inside the commit.
     """
@@ -152,346 +143,23 @@ def _configure(conn):
 def _connect(path, *, write, create=False):
     """A transaction on a connection opened for it and closed after it.
 
-    Used to create and to read a ledger's parameters (once per handle); charges
-    and reads of the charges use the connection each thread keeps
-    (:func:`_kept_transaction`). A committed write is on disk when this
-    returns (:func:`_sync_log`).
+    ``write`` takes the write lock at once. A connection is never kept open
+    between transactions: a process forked while one is open would inherit
+    SQLite's lock bookkeeping and take no lock of its own, and the parent's
+    later close could delete the write-ahead log the child still writes, so
+    the child's charges would be lost (found in a review of a version that
+    kept one connection open per thread).
+
+    A committed write is on disk when this returns, even if the machine
+    loses power right after: the log is synced after the commit, with the
+    write lock already released, so that the charges of other processes
+    need not wait for this one's sync (:func:`_sync_log`).
     """
     with closing(_configure(_open(path, create=create))) as conn:
         with _transaction(conn, write):
             yield conn
     if write:
         _sync_log(path)
-
-
-# Connections kept between transactions, one per process, thread and ledger path.
-# Opening and closing one per transaction made every charge's close the last
-# connection's, which checkpoints the log into the file (two syncs) and deletes
-# it, and the next commit create it again (two more): four syncs of the disk
-# per charge instead of the one of _sync_log. A fork is the danger: SQLite keeps
-# its lock bookkeeping per process, so a child that inherits an open connection
-# takes no lock of its own, even on the connections it opens itself, and the
-# parent's later close deletes the log the child still writes: the child's
-# charges are lost (found in a review; https://www.sqlite.org/howtocorrupt.html,
-# section 2.6). Hence: every kept connection is closed before a fork (after the
-# transaction it may be in) and none is opened until the fork is done, so a
-# child inherits none; and a connection is only used in the process that opened
-# it: one inherited anyway (a fork by C code, which runs no fork hook) is never
-# used nor closed in the child.
-_local = threading.local()  # .kept: {path: _Kept} of this thread
-_every = weakref.WeakSet()  # every _Kept of this process, for _close_before_fork
-_fork_lock = threading.Lock()  # held while a connection is opened, and across a fork
-_leaked = []  # connections never used nor closed again (see _leak)
-_overwritten = set()  # (device, inode) of files written behind a kept connection's back
-_at_exit = []  # _close_all, once registered
-
-
-class _Kept:
-    """One thread's connection to one ledger file, kept between its transactions."""
-
-    def __init__(self, path):
-        self.conn = None  # until opened
-        self.path = path
-        self.pid = os.getpid()
-        self.lock = threading.Lock()  # held during a transaction, or to close it before a fork
-        self.owner = None  # the thread holding the lock
-        self.conn = _configure(_open(path, create=False))
-        self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the log
-        self.files = _file_ids(path)  # the file, log and shared memory it opened
-        self.shm = None  # SQLite's descriptor of the shared memory, once found
-        self.seen = None  # (the file's stamp, the log's checkpoints) after its last transaction
-
-    def acquire(self):
-        self.lock.acquire()
-        self.owner = threading.get_ident()
-
-    def __del__(self):  # its thread has ended (a connection alone is freed by the collector)
-        if self.conn is None:
-            return
-        try:
-            if self.pid != os.getpid():
-                _leak(self.conn)  # a child's copy of another thread's state
-            else:
-                with self.lock:
-                    _close(self)
-        except Exception:  # noqa: BLE001 (at interpreter exit, what it needs may be gone)
-            pass
-
-    def release(self):
-        try:
-            if self.conn is not None and self.conn.in_transaction:  # an error after BEGIN
-                try:
-                    self.conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    _close(self)  # closing rolls back
-            if self.conn is not None:
-                self.seen = (_stamp(self.path), _checkpoints(self))
-        finally:
-            self.owner = None
-            self.lock.release()
-
-
-def _file_ids(path):
-    """(device, inode) of the ledger file, its log and its shared memory (None: no such file)."""
-    real = os.path.realpath(path)
-    ids = []
-    for name in (real, real + "-wal", real + "-shm"):
-        try:
-            st = os.stat(name)
-        except FileNotFoundError:
-            ids.append(None)
-        else:
-            ids.append((st.st_dev, st.st_ino))
-    return tuple(ids)
-
-
-def _stamp(path):
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _checkpoints(kept):
-    """The log's frames, salts and frames copied into the file, from its shared memory; or None.
-
-    The header of the shared memory (https://www.sqlite.org/walformat.html) is
-    read through SQLite's own descriptor of it, found in ``/proc/self/fd``
-    (Linux): opening and closing one of ours would release every lock this
-    process holds on the file. None where there is no such file or folder.
-    """
-    shm = kept.files[2]
-    if shm is None:
-        return None
-    if kept.shm is None or _fd_id(kept.shm) != shm:
-        kept.shm = next((int(fd) for fd in _listdir("/proc/self/fd")
-                         if _fd_id(int(fd)) == shm), None)
-        if kept.shm is None:
-            return None
-    head = os.pread(kept.shm, 100, 0)
-    return head[16:20], head[32:40], head[96:100]  # mxFrame, salts, nBackfill
-
-
-def _listdir(folder):
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
-
-
-def _fd_id(fd):
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _written_behind(kept, wait=2.0):
-    """Whether the file was written, since the connection's last transaction, but by a checkpoint.
-
-    In WAL mode SQLite writes the file only when it checkpoints the log (copies
-    frames into it), and says so in the shared memory: a file that changed with
-    no checkpoint was written by another program (a backup copied over it), and
-    the frames of the log no longer fit it. A checkpoint in progress writes the
-    file before it says so: wait for it. False when the log held no frame that
-    the file lacked (then the file alone is read, as it is) or when the shared
-    memory cannot be read.
-    """
-    now = _stamp(kept.path)
-    if (kept.seen is None or kept.seen[1] is None or now == kept.seen[0] or now is None
-            or now[:2] != kept.files[0]):  # unchanged, or no longer this file
-        return False
-    frames, _, copied = kept.seen[1]
-    if frames == copied:
-        return False
-    deadline = time.monotonic() + wait
-    # Only a checkpoint explains the write: frames copied, or the log begun anew (new
-    # salts); frames that another process's commit added to the log do not.
-    while (now := _checkpoints(kept)) is not None and now[1:] == kept.seen[1][1:]:
-        if time.monotonic() > deadline:
-            return True
-        time.sleep(0.005)
-    return False
-
-
-def _close(kept):
-    """Close a kept connection, or leak it where closing could harm another file.
-
-    The last connection's close copies its log into the file and deletes the
-    log and shared memory by name, but neither when the file was moved or
-    deleted (SQLite checks): then the log is copied and emptied here first, so
-    that a file put at the path later never reads it. When the log and shared
-    memory at the path are no longer its own (another ledger's), or the file was
-    written behind SQLite's back, the connection is leaked instead: closing
-    would delete the other ledger's log, or copy this log into a file it no
-    longer fits.
-    """
-    conn, kept.conn = kept.conn, None
-    if conn is None:
-        return
-    now = _file_ids(kept.path)
-    if (not all(new is None or new == old for new, old in zip(now[1:], kept.files[1:]))
-            or _written_behind(kept)):
-        _leak(conn)
-        return
-    if now[0] != kept.files[0] and now[1] is not None:
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        except sqlite3.Error:
-            pass  # another process still reads it; its own connection will do it
-    conn.close()
-
-
-def _leak(conn):
-    """Keep ``conn`` unused and open until the process ends: never closed, even at exit."""
-    import ctypes
-
-    _leaked.append(conn)
-    # One more reference, never given back: the interpreter's exit empties the list,
-    # and freeing a connection closes it.
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(conn))
-
-
-def _take(path):
-    """This thread's kept connection to ``path``, opened if need be, with its lock held."""
-    mine = _local.__dict__.setdefault("kept", {})
-    while True:
-        kept = mine.get(path)
-        if kept is not None and kept.pid != os.getpid():  # a child forked without fork hooks
-            if kept.conn is not None:
-                _leak(kept.conn)
-                kept.conn = None
-            kept = None
-        if kept is None:
-            with _fork_lock:
-                kept = mine[path] = _Kept(path)
-                _every.add(kept)
-            if not _at_exit:  # registered after any temporary ledger's removal, so run before it
-                _at_exit.append(atexit.register(_close_all))
-        kept.acquire()
-        if kept.conn is not None:
-            return kept
-        kept.release()  # closed before a fork in the meantime
-        del mine[path]
-
-
-@contextmanager
-def _kept_transaction(path, *, write):
-    """A transaction on this thread's kept connection to the ledger file at ``path``.
-
-    Once the transaction has begun (``write``: with the write lock held), the
-    file at ``path`` must be the one the connection opened: if it was deleted or
-    replaced, the connection is dropped and a new one opened, which fails on a
-    missing file (``mode=rw``) as a connection opened per transaction would. A
-    file written behind SQLite's back while the log held frames it lacks (a
-    backup copied into it) is refused, and never used again by this process
-    (:func:`_written_behind`). The log is synced after the commit, as by
-    :func:`_connect`: with the connection kept, the log stays, and its sync puts
-    the commit on disk.
-    """
-    for _ in range(3):
-        kept = _take(path)
-        try:
-            kept.conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            if _file_ids(path)[0] != kept.files[0]:  # deleted or replaced: open the one there
-                kept.conn.execute("ROLLBACK")
-                _close(kept)
-                kept.release()
-                continue
-            if kept.files[0] in _overwritten or _written_behind(kept):
-                kept.conn.execute("ROLLBACK")
-                _overwritten.add(kept.files[0])
-                _leak(kept.conn)
-                kept.conn = None
-                raise _overwritten_error(path)
-        except BaseException:
-            kept.release()  # which rolls back the transaction begun
-            raise
-        break
-    else:
-        raise OSError(f"The privacy ledger {path!r} was replaced three times while being "
-                      "opened; nothing was done.")
-    try:
-        with _transaction(kept.conn, write, begun=True):
-            yield kept.conn
-    finally:
-        kept.release()
-    if write:
-        _sync_log(path)
-
-
-def _overwritten_error(path):
-    return LedgerMismatchError(
-        f"The file at {path!r} was written while this process had the ledger open, and not "
-        "by SQLite (a backup or another file copied over it?): its write-ahead log holds "
-        "charges that no longer fit the file, so nothing was charged, and this process does "
-        "not use the file again. Copy a ledger, or put a backup in its place, only when no "
-        "process has it open."
-    )
-
-
-def _all_kept():
-    while True:  # another thread may open one meanwhile (_fork_lock is not held here)
-        try:
-            return list(_every)
-        except RuntimeError:  # the set changed size during iteration
-            pass
-
-
-def _drop_kept(path):
-    """Close this process's kept connections to ``path``: its file is gone or another one.
-
-    So their log, when it is still at the path, is removed with them, and a new
-    file made there later does not read it. A connection in a transaction of
-    another thread is left to that thread.
-    """
-    for kept in _all_kept():
-        if kept.path == path and kept.pid == os.getpid() and kept.lock.acquire(blocking=False):
-            try:
-                if kept.conn is not None and _file_ids(path)[0] != kept.files[0]:
-                    _close(kept)
-            finally:
-                kept.lock.release()
-
-
-def _close_all():
-    """At exit: close this process's kept connections (each copies its log into its file)."""
-    for kept in _all_kept():
-        if kept.pid == os.getpid() and kept.lock.acquire(blocking=False):  # not mid-transaction
-            try:
-                _close(kept)
-            finally:
-                kept.lock.release()
-
-
-def _close_before_fork():
-    _fork_lock.acquire()
-    me = threading.get_ident()
-    for kept in list(_every):
-        if kept.pid == os.getpid() and kept.owner != me:  # not the forking thread's own
-            with kept.lock:  # after the transaction in progress, if any
-                _close(kept)
-
-
-def _after_fork_in_parent():
-    _fork_lock.release()
-
-
-def _after_fork_in_child():
-    global _fork_lock, _every
-    _fork_lock = threading.Lock()
-    for kept in list(_every):  # only a connection in a transaction of the forking thread
-        if kept.conn is not None:
-            _leak(kept.conn)
-            kept.conn = None
-    _every = weakref.WeakSet()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_close_before_fork, after_in_parent=_after_fork_in_parent,
-                        after_in_child=_after_fork_in_child)
 
 
 def _sync_log(path):
@@ -524,9 +192,8 @@ _sync = getattr(os, "fdatasync", os.fsync)  # SQLite's own sync on Linux is fdat
 
 
 @contextmanager
-def _transaction(conn, write, begun=False):
-    if not begun:
-        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+def _transaction(conn, write):
+    conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
     try:
         yield conn
     except BaseException:
@@ -894,7 +561,7 @@ class SQLiteLedger:
         is refused.
         """
         self._check_file()
-        with _kept_transaction(self.path, write=write) as conn:
+        with _connect(self.path, write=write) as conn:
             self._check_file()  # the lock is held: the file at the path is the one opened
             if write:
                 ensure_schema(conn)
@@ -908,11 +575,9 @@ class SQLiteLedger:
 
     def _check_file(self):
         if not os.path.exists(self.path):
-            _drop_kept(self.path)
             raise FileNotFoundError(self._missing_message())
         found = file_identity(self.path)
         if self.identity is not None and found != self.identity:  # None: an older pickle
-            _drop_kept(self.path)
             raise self._mismatch(found)
 
     def _mismatch(self, found=None, seen=None):
