@@ -265,7 +265,8 @@ def _moments_pass(X, bounds, data_norm, C=math.inf, *, rescale=False):
 
     On dask, each chunk is an in-memory array of its own rows, whose norms
     (when the rows are scaled down to C, ``rescale``) are computed again in
-    the chunk rather than kept from the first pass. (In memory the rows are
+    the chunk, in the same pass as its moments, rather than kept from the
+    first pass. (In memory the rows are
     scaled down to a released C by :func:`scale_down_long_rows` instead.)
     """
     if not is_lazy(X):
@@ -275,9 +276,15 @@ def _moments_pass(X, bounds, data_norm, C=math.inf, *, rescale=False):
 
 
 def _chunk_moments(X, *, bounds, data_norm, C, rescale):
-    """:func:`moments` of one chunk of rows (the block function of a dask pass)."""
-    norms = _norm_counts_pass(X, bounds, C)[0] if rescale else None
-    return moments(X, bounds, data_norm, C, norms)
+    """:func:`moments` of one chunk of rows (the block function of a dask pass).
+
+    With ``rescale`` the chunk's rows are scaled down to C in the pass that
+    computes their norms (:func:`_norms_moments_pass` with the released C as
+    its guess: the same floats as the norms' pass followed by :func:`moments`).
+    """
+    if rescale:
+        return _norms_moments_pass(X, bounds, C, C)[2:]
+    return moments(X, bounds, data_norm)
 
 
 def _chunk_norm_counts(X, *, bounds, C0):
