@@ -255,10 +255,10 @@ def test_auto_ridge_is_adassp_with_the_released_lambda_min():
     # 100 rows in a box of half-width 10: XᵀX is small next to the noise, and the bound
     # (about 700) far above 0.4 times the count: the full bound.
     assert est.ridge_ == pytest.approx(bound)
-    # With refinement steps the Gram matrix gets half of 1/σ²: its noise is √2 times larger.
+    # With refinement steps the Gram matrix gets 0.3 of 1/σ²: its noise is 1/√0.3 times larger.
     refined = DPLinearRegression(epsilon=1.0, random_state=0, **BOUNDS).fit(X, y)
     assert refined.noise_multiplier_ == est.noise_multiplier_
-    assert refined.ridge_ == pytest.approx(math.sqrt(2) * bound)
+    assert refined.ridge_ == pytest.approx(bound / math.sqrt(0.3))
     assert DPLinearRegression(ridge=2.5, **BOUNDS).fit(X, y).ridge_ == 2.5
     # Many well-spread rows: λ_min(XᵀX) far above 2B, so no ridge is added (no over-shrinking).
     rng = np.random.default_rng(0)
@@ -360,8 +360,8 @@ def test_refinement_steps_improve_collinear_fits_and_leave_epsilon_inf_alone():
 
 def test_step_plan_takes_the_long_schedule_from_the_released_count():
     """refine_steps="auto": 8 steps with shares ∝ t and the solve's ridge, or, where the
-    released count (the intercept's diagonal entry) is at least 400 σ, 64 equal steps, the
-    ridge raised to 2·s·√q and the last 32 iterates averaged; an int is always the short
+    released count (the intercept's diagonal entry) is at least 400 σ, 128 equal steps, the
+    ridge raised to 2·s·√q and the last 64 iterates averaged; an int is always the short
     schedule, and without an intercept there is no count."""
     sigma, sd, ridge = 2.0, 3.0, 1.5
     gram = np.zeros((5, 5))  # q = 4: three features and the intercept, then the target
@@ -371,8 +371,8 @@ def test_step_plan_takes_the_long_schedule_from_the_released_count():
     assert (step_ridge, averaged) == (ridge, 1)
     gram[3, 3] = 400 * sigma
     shares, step_ridge, averaged = _step_plan("auto", gram, ridge, sd, sigma, True)
-    np.testing.assert_allclose(shares, np.full(64, 1 / 64))
-    assert step_ridge == 2 * sd * math.sqrt(4) and averaged == 32
+    np.testing.assert_allclose(shares, np.full(128, 1 / 128))
+    assert step_ridge == 2 * sd * math.sqrt(4) and averaged == 64
     assert _step_plan("auto", gram, 100.0, sd, sigma, True)[1] == 100.0  # the larger ridge
     assert _step_plan("auto", gram, ridge, sd, sigma, False)[0].size == 8
     shares, step_ridge, averaged = _step_plan(3, gram, ridge, sd, sigma, True)
@@ -396,7 +396,7 @@ def test_long_schedule_finds_a_target_resting_on_a_direction_the_gram_cannot_see
     auto = [DPLinearRegression(random_state=s, **kw).fit(X, y) for s in range(4)]
     short = [DPLinearRegression(refine_steps=8, random_state=s, **kw).fit(X, y)
              for s in range(4)]
-    assert all(r.n_refine_steps_ == 64 for r in auto)
+    assert all(r.n_refine_steps_ == 128 for r in auto)
     assert all(r.n_refine_steps_ == 8 for r in short)
     auto_r2 = np.mean([r.score(X, y) for r in auto])
     short_r2 = np.mean([r.score(X, y) for r in short])

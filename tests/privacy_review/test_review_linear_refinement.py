@@ -41,6 +41,9 @@ from skdp.linear_model import DPLinearRegression
 from skdp.linear_model import _linear
 from skdp.linear_model._linear import (
     _GRADIENT_NORM_GRID,
+    _GRAM_SHARE,
+    _LONG_STEPS,
+    _SCALE_SHARE,
     _clipped_gradient_sum,
     _gradient_norm_counts,
     _gradient_sum_of_rows,
@@ -138,11 +141,12 @@ def test_multipliers_are_fixed_before_the_data_and_compose_to_the_charge(mode, r
     assert reg.n_refine_steps_ == 8 and len(recorded) == 10
     (z_gram, s_gram), (z_hist, s_hist), *steps = recorded
     sigma = reg.noise_multiplier_
-    assert s_gram == reg.sensitivity_ and z_gram == pytest.approx(sigma / math.sqrt(0.5))
-    assert s_hist == 1.0 and z_hist == pytest.approx(sigma / math.sqrt(0.05))
+    assert s_gram == reg.sensitivity_ and z_gram == pytest.approx(sigma / math.sqrt(_GRAM_SHARE))
+    assert s_hist == 1.0 and z_hist == pytest.approx(sigma / math.sqrt(_SCALE_SHARE))
     assert all(s == reg.gradient_clip_ for _, s in steps)
     shares = [(sigma / z) ** 2 for z, _ in steps]
-    np.testing.assert_allclose(shares, 0.45 * np.arange(1, 9) / 36, rtol=1e-12)
+    np.testing.assert_allclose(
+        shares, (1 - _GRAM_SHARE - _SCALE_SHARE) * np.arange(1, 9) / 36, rtol=1e-12)
     precision = sum(1.0 / z**2 for z, _ in recorded)
     assert precision == pytest.approx(1.0 / sigma**2, rel=1e-12)
     plain = DPLinearRegression(epsilon=0.8, refine_steps=0, **MODES[mode]).fit(X, Y)
@@ -151,7 +155,7 @@ def test_multipliers_are_fixed_before_the_data_and_compose_to_the_charge(mode, r
 
 @pytest.mark.parametrize("mode", ["box", "norm", "private bounds"])
 def test_the_steps_chosen_from_the_release_compose_to_the_charge_for_every_n(mode, recorded):
-    """With refine_steps="auto" the step count (8 or 64) and so each step's multiplier are
+    """With refine_steps="auto" the step count (8 or 128) and so each step's multiplier are
     chosen from the released Gram matrix; for each number of rows, whichever count the
     release gives, the drawn noises' 1/σ_i² add up to 1/σ² of the charged Gaussian and the
     charged curve is that of the fit without steps."""
@@ -170,11 +174,11 @@ def test_the_steps_chosen_from_the_release_compose_to_the_charge_for_every_n(mod
         assert all(s == reg.gradient_clip_ for _, s in steps)
         precision = sum(1.0 / z**2 for z, _ in gram_hist_steps)
         assert precision == pytest.approx(1.0 / reg.noise_multiplier_**2, rel=1e-12)
-        if reg.n_refine_steps_ == 64:  # the long schedule: equal shares
+        if reg.n_refine_steps_ == _LONG_STEPS:  # the long schedule: equal shares
             np.testing.assert_allclose([z for z, _ in steps], steps[0][0], rtol=1e-12)
         plain = DPLinearRegression(epsilon=4.0, refine_steps=0, **MODES[mode]).fit(Xn, Yn)
         assert plain.privacy_curve_ == reg.privacy_curve_
-    assert counts == {8, 64}  # both schedules were checked
+    assert counts == {8, _LONG_STEPS}  # both schedules were checked
 
 
 @pytest.mark.parametrize("mode", ["box", "norm, no intercept", "private bounds"])
@@ -225,7 +229,7 @@ def test_every_rows_clipped_gradient_is_within_the_clip(mode, epsilon, row_steps
     Xs, ys = np.vstack([X, EXTREME_X]), np.concatenate([Y, EXTREME_Y])
     reg = DPLinearRegression(epsilon=epsilon, random_state=2, **MODES[mode]).fit(Xs, ys)
     long = epsilon > 1 and reg.fit_intercept  # without an intercept no count: 8 steps
-    assert len(row_steps) == reg.n_refine_steps_ == (64 if long else 8)
+    assert len(row_steps) == reg.n_refine_steps_ == (_LONG_STEPS if long else 8)
     reached = 0.0
     for Z, target, row_norms, kwargs in (row_steps[0], row_steps[-1]):
         clip = kwargs["clip"]
@@ -246,7 +250,10 @@ def test_every_rows_clipped_gradient_is_within_the_clip(mode, epsilon, row_steps
         np.testing.assert_allclose(per_row.sum(axis=0),
                                    _clipped_gradient_sum(Xs, ys, **kwargs, **design),
                                    rtol=1e-9, atol=1e-9 * clip)
-    assert reached >= 1 - 1e-12
+    # At ε = 50 C is read from the data (0.125-1 here) and the extreme rows reach it; at
+    # ε = 0.5 the noisy histogram of 45 rows can put C (up to 16) above every row's norm.
+    if epsilon > 1:
+        assert reached >= 1 - 1e-12
 
 
 def test_dask_chunks_clip_every_row_too(step_calls):
