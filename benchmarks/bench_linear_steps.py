@@ -3,7 +3,7 @@
 On the suite's weather and diamonds tables (benchmarks/_suite_data.py), at ε = 1, in
 interleaved rounds (one fit of each contender per round), it prints the median fit time of
 scikit-learn's LinearRegression, DPLinearRegression with the 8 steps of the short schedule
-(``refine_steps=8``), with its default (``refine_steps="auto"``: 64 steps on these tables)
+(``refine_steps=8``), with its default (``refine_steps="auto"``: 128 steps on these tables)
 and DPSGDRegressor's default, and the ratios of the default to the others. Every contender
 runs with ``--threads N`` BLAS threads (default 1; see benchmarks/_threads.py).
 
