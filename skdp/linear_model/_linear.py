@@ -81,6 +81,15 @@ _SCALE_SHARE = 0.05
 # lost in most cells, up to 0.56 of R² (Wage at ε = 0.1); weather at ε = 0.1 has n̂/σ = 480.
 _LONG_STEPS = 128
 _LONG_FROM = 400.0
+# ... unless every direction is seen: where the released XᵀX block's smallest eigenvalue is at
+# least _SEEN_FROM times the Gram noise's scale 2·s·√q, every true curvature is above the noise
+# (Weyl's inequality), the first solve is close and the 8 steps converge (each step's error
+# shrinks by about the noise over the curvature). On well-conditioned synthetic tables
+# (10 Gaussian columns, 2·10^4 to 10^6 rows, ε = 0.1 and 1, 8 seeds) the two schedules scored
+# the same R² to 1e-5 wherever the ratio was 1.4 or more; on the six regression tables of the
+# suite the ratio is below 0 in every fit (one-hot blocks and collinear columns), so they keep
+# the long schedule. On a dask collection the short schedule is 10 passes instead of 130.
+_SEEN_FROM = 4.0
 _STEP_RIDGE_FACTOR = 2.0
 # The clipping norm of a step's per-row gradients is this quantile of their noisy norms
 # after the first solve, read on a public grid of powers of two: 0.7 beat 0.9 (weather at
@@ -238,13 +247,18 @@ def _step_plan(refine_steps, gram, ridge, noise_std, sigma, fit_intercept):
     Bandeira & van Handel 2016, Thm. 1.1, so the preconditioner stays above
     the true curvature and no step overshoots), and the mean of the last
     half of the iterates (Polyak & Juditsky 1992). Without an intercept no
-    count is released: the short schedule.
+    count is released: the short schedule. Nor is the long schedule taken
+    where the released matrix's smallest eigenvalue is at least
+    ``_SEEN_FROM`` times 2·s·√q: there every direction's curvature stands
+    above the noise, and the short schedule converges.
     """
     if refine_steps != "auto":
         return _step_shares(refine_steps), ridge, 1
     q = gram.shape[0] - 1
-    if fit_intercept and float(gram[q - 1, q - 1]) >= _LONG_FROM * sigma:
-        step_ridge = max(ridge, _STEP_RIDGE_FACTOR * noise_std * math.sqrt(q))
+    noise_scale = _STEP_RIDGE_FACTOR * noise_std * math.sqrt(q)
+    if (fit_intercept and float(gram[q - 1, q - 1]) >= _LONG_FROM * sigma
+            and float(linalg.eigvalsh(gram[:-1, :-1])[0]) < _SEEN_FROM * noise_scale):
+        step_ridge = max(ridge, noise_scale)
         return np.full(_LONG_STEPS, 1.0 / _LONG_STEPS), step_ridge, _LONG_STEPS // 2
     return _step_shares(_REFINE_STEPS), ridge, 1
 
@@ -542,8 +556,12 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     noisy entry (about the spectral norm of the symmetric noise, so no step
     overshoots), and the mean of the last 64 iterates (Polyak & Juditsky
     1992). It does so where the released count n̂ is at least 400 times
-    the fit's noise multiplier σ (``_step_plan``), else it takes the 8
-    steps above. The number of steps and their noise are thus chosen from
+    the fit's noise multiplier σ and the released matrix's smallest
+    eigenvalue is below 4·2·s·√q (``_step_plan``), else it takes the 8
+    steps above: with few rows no direction is resolved and 128 steps add
+    128 times the noise of one; with every eigenvalue above the noise the
+    8 steps converge (on 10 well-conditioned columns from 2·10^4 rows, the
+    same R² to 1e-5). The number of steps and their noise are thus chosen from
     a release, with their 1/σ² still adding up to the same total: fully
     adaptive composition of Gaussian DP (Smith & Thakurta 2022; Whitehouse
     et al. 2023) keeps the charge. On the suite's six regression tables

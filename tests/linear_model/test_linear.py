@@ -375,6 +375,13 @@ def test_step_plan_takes_the_long_schedule_from_the_released_count():
     assert step_ridge == 2 * sd * math.sqrt(4) and averaged == 64
     assert _step_plan("auto", gram, 100.0, sd, sigma, True)[1] == 100.0  # the larger ridge
     assert _step_plan("auto", gram, ridge, sd, sigma, False)[0].size == 8
+    # every eigenvalue of the released XᵀX block at least 4·2·s·√q: every direction is seen,
+    # the short schedule; just below it, the long one
+    seen = 4 * 2 * sd * math.sqrt(4)
+    gram[:4, :4] = np.diag([seen * 3, seen * 2, seen, 400 * sigma + seen])
+    assert _step_plan("auto", gram, ridge, sd, sigma, True)[0].size == 8
+    gram[2, 2] = seen * (1 - 1e-9)
+    assert _step_plan("auto", gram, ridge, sd, sigma, True)[0].size == 128
     shares, step_ridge, averaged = _step_plan(3, gram, ridge, sd, sigma, True)
     np.testing.assert_allclose(shares, [1 / 6, 2 / 6, 3 / 6])
     assert (step_ridge, averaged) == (ridge, 1)
@@ -401,6 +408,20 @@ def test_long_schedule_finds_a_target_resting_on_a_direction_the_gram_cannot_see
     auto_r2 = np.mean([r.score(X, y) for r in auto])
     short_r2 = np.mean([r.score(X, y) for r in short])
     assert auto_r2 > short_r2 + 0.1 and auto_r2 > best - 0.15
+
+
+def test_well_conditioned_large_table_takes_the_short_schedule():
+    """Many rows of independent columns: every curvature of XᵀX stands far above the noise
+    of its release, so refine_steps="auto" takes the 8 steps (10 passes over the rows, not
+    130), and the fit is as good as least squares."""
+    rng = np.random.default_rng(3)
+    X = np.clip(rng.normal(0, 1, (100_000, 10)), -4, 4)
+    y = np.clip(X @ rng.normal(0, 1, 10) + rng.normal(0, 2, 100_000), -15, 15)
+    kw = dict(epsilon=1.0, bounds_X=(-4, 4), bounds_y=(-15, 15))
+    fits = [DPLinearRegression(random_state=s, **kw).fit(X, y) for s in range(2)]
+    assert all(r.n_refine_steps_ == 8 for r in fits)
+    best = LinearRegression().fit(X, y).score(X, y)
+    assert all(r.score(X, y) > best - 1e-3 for r in fits)
 
 
 def test_refine_steps_must_be_a_count():

@@ -53,6 +53,9 @@ from _testing import dask_client
 
 RNG = np.random.default_rng(11)
 X = RNG.uniform(-3, 3, (300, 3))
+# The third column nearly repeats the first (as weather's dew point does its temperature): a
+# direction of XᵀX below its release's noise, so that a large ε takes the long schedule.
+X[:, 2] = X[:, 0] + RNG.uniform(-0.05, 0.05, 300)
 Y = X @ [1.0, -2.0, 0.5] + 0.3 + RNG.normal(0, 0.5, 300)
 # Rows far outside any box, huge, all zero, at the box's corner; targets beyond their bounds.
 EXTREME_X = np.array([[1e300, -1e300, 1e300], [0.0, 0.0, 0.0], [-3.0, 3.0, -3.0],
@@ -163,6 +166,7 @@ def test_the_steps_chosen_from_the_release_compose_to_the_charge_for_every_n(mod
     counts = set()
     for n in (300, 600, 3_000):
         Xn = rng.uniform(-3, 3, (n, 3))
+        Xn[:, 2] = Xn[:, 0] + rng.uniform(-0.05, 0.05, n)  # as X: a direction the noise hides
         Yn = Xn @ [1.0, -2.0, 0.5] + 0.3 + rng.normal(0, 0.5, n)
         recorded.clear()
         reg = DPLinearRegression(epsilon=4.0, random_state=n, **MODES[mode]).fit(Xn, Yn)
