@@ -44,7 +44,7 @@ from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
 from ._choice import exponential_choice
 from ._grower import feature_importances, grow_tree
-from ._histogram import make_bins
+from ._histogram import LevelCounts, make_bins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
@@ -409,8 +409,8 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         def level_done(level):  # one tree: a line per level (a forest's trees say when grown)
             say(f"level {level}/{self.max_depth} split")
 
-        def grow(tree_rng):
-            return grow_tree(bins, binned, label, None, max_depth=self.max_depth,
+        def grow(tree_rng):  # the tree's own LevelCounts: the counts kept from level to level
+            return grow_tree(LevelCounts(bins), binned, label, None, max_depth=self.max_depth,
                              splitter=splitter, learning_rate=1.0, rng=tree_rng,
                              report=level_done if n_trees == 1 else None)[0]
 

@@ -13,7 +13,7 @@ from skdp.ensemble import (
 )
 from skdp.tree import DPDecisionTreeClassifier, _histogram
 from skdp.tree._binning import COMPARE_EDGES, apply_bins, bin_edges, quantile_edges
-from skdp.tree._histogram import DenseBins, SparseBins, make_bins
+from skdp.tree._histogram import DenseBins, LevelCounts, SparseBins, make_bins
 
 
 def _same_bits(a, b):
@@ -105,6 +105,83 @@ def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(monkeypa
         counts = layout.counts(node, n_nodes, label, k, features)
         assert counts.dtype == np.float64 and _same_bits(counts, expected)
 
+
+
+@pytest.mark.parametrize("chunk_rows", [None, 7])
+@pytest.mark.parametrize("seed", range(40))
+def test_level_counts_by_subtraction_are_the_direct_counts(monkeypatch, seed, chunk_rows):
+    """Each level's counts from LevelCounts equal DenseBins.counts of every row, exactly.
+
+    A tree of 1 to 6 levels over random bins (a missing bin, columns of a few codes as
+    categorical ones have), each parent's rows sent to its children at random, some
+    parents sending every row left (an empty child, then empty nodes below it), the
+    features of each level a random set; the rule of SUBTRACT_COST set so that every
+    level with 2 features shared with the level above counts the smaller children.
+    """
+    if chunk_rows is not None:
+        monkeypatch.setattr(_histogram, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(_histogram, "SUBTRACT_COST", (-1.0, 0.0))
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(0, 500)), int(rng.integers(1, 8))
+    n_bins = int(rng.choice([3, 9, 33]))
+    binned = rng.integers(0, n_bins, (n, d)).astype(np.uint8)
+    binned[rng.random((n, d)) < 0.1] = n_bins - 1  # the missing bin
+    codes = rng.random(d) < 0.3  # a few codes, as a categorical feature's
+    binned[:, codes] = rng.integers(0, min(4, n_bins), (n, int(codes.sum())))
+    k = int(rng.integers(1, 4))
+    label = rng.integers(0, k, n)
+    dense = DenseBins(binned, n_bins)
+    levels = LevelCounts(dense)
+    subtracted = []
+    spy = dense.int_counts
+
+    def int_counts(*args):
+        subtracted.append(len(args) > 5 and args[5] is not None)
+        return spy(*args)
+
+    monkeypatch.setattr(dense, "int_counts", int_counts)
+    node, previous, expect = np.zeros(n, dtype=np.intp), np.zeros(0, np.intp), False
+    for level in range(int(rng.integers(1, 7))):
+        n_nodes = 2**level
+        features = np.flatnonzero(rng.random(d) < 0.7)
+        if features.size == 0:
+            features = np.array([int(rng.integers(d))])
+        got = levels.counts(node, n_nodes, label, k, features)
+        direct = dense.counts(node, n_nodes, label, k, features)
+        assert got.dtype == np.float64 and _same_bits(got, direct)
+        expect |= np.isin(features, previous).sum() >= 2
+        previous = features
+        right = rng.random(n) < rng.random(n_nodes)[node]
+        right &= (rng.random(n_nodes) < 0.8)[node]  # some nodes send every row left
+        node = 2 * node + right
+    assert any(subtracted) == expect
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("name", ["tree", "forest", "categorical"])
+def test_trees_are_identical_with_and_without_subtraction(monkeypatch, name, seed):
+    """Dense layout, missing values and categorical features: the same trees bit for bit."""
+    X, y, frame = _table(seed)
+    _layout(monkeypatch, "dense")
+    monkeypatch.setattr(_histogram, "CHUNK_ROWS", 500)
+    kw = dict(epsilon=1.0, random_state=seed, max_depth=6)
+    make, data = {
+        "tree": (lambda: DPDecisionTreeClassifier(bounds=(0, 1), **kw), X),
+        "forest": (lambda: DPRandomForestClassifier(bounds=(0, 1), n_estimators=3, **kw), X),
+        "categorical": (lambda: DPRandomForestClassifier(n_estimators=3, **kw), frame),
+    }[name]
+    models = []
+    for cost in ((1e9, 1e9), (-1.0, 0.0)):  # never, and whenever 2 features are shared
+        monkeypatch.setattr(_histogram, "SUBTRACT_COST", cost)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models.append(make().fit(data, y))
+    direct, subtracted = models
+    for a, b in zip(_trees(direct), _trees(subtracted), strict=True):
+        assert np.array_equal(a.feature, b.feature)
+        assert np.array_equal(a.threshold, b.threshold)
+        assert _same_bits(a.value, b.value) and _same_bits(a.split_gain, b.split_gain)
+    assert _same_bits(direct.predict_proba(data), subtracted.predict_proba(data))
 
 def test_make_bins_is_dense_unless_most_entries_are_in_their_common_bin():
     rng = np.random.default_rng(0)
