@@ -249,7 +249,10 @@ class DenseBins:
         hist = np.zeros((len(features), cells), dtype=np.int64)
         n = self.n_rows if rows is None else rows.size
         block = max(1, CHUNK_ROWS)
-        index = np.empty(min(block, n), dtype=np.intp)
+        # uint16 cells when they fit: its addition of the uint8 column is faster than intp's
+        # (np.bincount converts to intp either way), 34 against 37-42 ms for 20 columns of
+        # 10^6 rows, 16 nodes and 33 bins
+        index = np.empty(min(block, n), dtype=np.uint16 if cells <= 2**16 else np.intp)
         column = np.empty(0 if rows is None else index.size, dtype=np.uint8)
         for start in range(0, n, block):  # blocks of rows: their index in the cache
             stop = min(start + block, n)
@@ -258,6 +261,7 @@ class DenseBins:
             else:
                 where = rows[start:stop]
             base = (label[where] * n_nodes + node[where]) * b  # (class, node)
+            base = base.astype(index.dtype, copy=False)
             idx = index[:stop - start]
             for i, j in enumerate(features):
                 if rows is None:

@@ -107,6 +107,27 @@ def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(monkeypa
 
 
 
+
+@pytest.mark.parametrize("n_nodes", [85, 86])  # 3 classes, 256 bins: 65,280 and 66,048 cells
+def test_dense_counts_in_uint16_cells_and_beyond_are_the_sparse_counts(monkeypatch, n_nodes):
+    monkeypatch.setattr(_histogram, "CHUNK_ROWS", 1000)
+    rng = np.random.default_rng(n_nodes)
+    binned = rng.integers(0, 256, (3000, 3)).astype(np.uint8)
+    binned[:, 1] = np.where(rng.random(3000) < 0.5, 255, binned[:, 1])  # the top cells
+    label = rng.integers(0, 3, 3000)
+    node = rng.integers(0, n_nodes, 3000)
+    node[:10], label[:10] = n_nodes - 1, 2  # the last cell
+    rows = np.flatnonzero(rng.random(3000) < 0.3)
+    features = np.array([0, 1, 2])
+    dense, sparse = DenseBins(binned, 256), SparseBins(binned, 256)
+    assert _same_bits(dense.counts(node, n_nodes, label, 3, features),
+                      sparse.counts(node, n_nodes, label, 3, features))
+    selected = np.zeros(3000, dtype=bool)
+    selected[rows] = True
+    expected = sparse.counts(np.where(selected, node, n_nodes), n_nodes + 1, label, 3,
+                             features)[:, :n_nodes]
+    assert _same_bits(dense.counts(node, n_nodes, label, 3, features, rows), expected)
+
 @pytest.mark.parametrize("chunk_rows", [None, 7])
 @pytest.mark.parametrize("seed", range(40))
 def test_level_counts_by_subtraction_are_the_direct_counts(monkeypatch, seed, chunk_rows):
