@@ -49,9 +49,10 @@ CHUNK_ROWS = 2**15
 # a pass over one column of every row as the unit, a the selection's per row (the rows'
 # class and node gathered), c the gathered rows' per feature (the column gathered, then
 # added and counted), and n for finding the rows (their nodes' sizes and positions).
-# Measured on 10^6 rows, 33 bins, 16 nodes (one pass 1.8 ms): a selected row costs about
-# 2 passes per feature (3.9 ns of gather, add and count against 1.8 ns) and 3 for its class
-# and node; at 20% of the rows and 18 features, 13.9 ms against 32.5 ms for every row.
+# Measured on 10^6 rows, 33 bins, 16 nodes, 2 classes (one pass 1.6-1.8 ms): a selected
+# row costs about 2 passes per feature (3.7 ns of gather, add and count) and 3 for its class
+# and node. 18 features: 13.3 ms for 20% of the rows against 32.5 ms for every row, 18.9 /
+# 29.2 ms at 35%, 27.6 / 29.7 ms at 50% (the rule counts every row there).
 SUBTRACT_COST = (3.0, 2.0)
 
 
