@@ -321,7 +321,6 @@ class LevelCounts:
         if small is None:
             hist = self.bins.int_counts(node, n_nodes, label, n_classes, features)
         else:
-            hist = np.empty((n_classes, n_nodes, features.size, self.n_bins), dtype=np.int64)
             is_small = np.zeros(n_nodes, dtype=bool)
             is_small[small] = True
             rows = np.flatnonzero(is_small[node])  # increasing
@@ -329,8 +328,10 @@ class LevelCounts:
                                            rows)
             parent = kept[2][:, :, np.searchsorted(kept[1], features[shared])]
             counted[:, small ^ 1] = parent - counted[:, small]  # integers: exact
-            hist[:, :, shared] = counted
+            hist = counted
             if not shared.all():
+                hist = np.empty((n_classes, n_nodes, features.size, self.n_bins), np.int64)
+                hist[:, :, shared] = counted
                 hist[:, :, ~shared] = self.bins.int_counts(node, n_nodes, label, n_classes,
                                                            features[~shared])
         self._kept = (n_nodes, features, hist)
