@@ -409,9 +409,12 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         def level_done(level):  # one tree: a line per level (a forest's trees say when grown)
             say(f"level {level}/{self.max_depth} split")
 
+        roots = {}  # the root's class counts of each feature, the same in every tree
+
         def grow(tree_rng):  # the tree's own LevelCounts: the counts kept from level to level
-            return grow_tree(LevelCounts(bins), binned, label, None, max_depth=self.max_depth,
-                             splitter=splitter, learning_rate=1.0, rng=tree_rng,
+            return grow_tree(LevelCounts(bins, roots), binned, label, None,
+                             max_depth=self.max_depth, splitter=splitter, learning_rate=1.0,
+                             rng=tree_rng,
                              report=level_done if n_trees == 1 else None)[0]
 
         # Each tree draws from its own generator, seeded from the fit's before any tree

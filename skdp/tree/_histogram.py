@@ -297,11 +297,17 @@ class LevelCounts:
     entries have no cheap subset of rows). The counts kept from the level
     above are int64 (k, nodes, features, bins) with half the nodes of the
     level being counted.
+
+    ``roots``, a dict shared by the trees of one fit (the same rows and
+    labels), keeps the root's counts of each feature once counted: every
+    tree's root holds every row, so its counts of a feature are the same
+    integers in every tree.
     """
 
-    def __init__(self, bins):
+    def __init__(self, bins, roots=None):
         self.bins = bins
         self.n_bins = bins.n_bins
+        self.roots = {} if roots is None else roots  # feature: int64 (k, 1, 1, bins)
         self._kept = None  # (n_nodes, features, int64 counts) of the level above
 
     def counts(self, node, n_nodes, label, n_classes, features):
@@ -312,6 +318,10 @@ class LevelCounts:
         """
         features = np.asarray(features, dtype=np.intp)
         kept, self._kept = self._kept, None
+        if n_nodes == 1:
+            hist = self._root_counts(node, label, n_classes, features)
+            self._kept = (n_nodes, features, hist)
+            return hist.astype(np.float64)
         if not isinstance(self.bins, DenseBins):
             return self.bins.counts(node, n_nodes, label, n_classes, features)
         shared = np.zeros(features.size, dtype=bool)
@@ -336,6 +346,19 @@ class LevelCounts:
                                                            features[~shared])
         self._kept = (n_nodes, features, hist)
         return hist.astype(np.float64)
+
+    def _root_counts(self, node, label, n_classes, features):
+        """The root's int64 counts of ``features``, each feature's counted once per fit."""
+        new = np.array([j for j in features if j not in self.roots], dtype=np.intp)
+        if new.size:
+            if isinstance(self.bins, DenseBins):
+                counted = self.bins.int_counts(node, 1, label, n_classes, new)
+            else:  # integers in float64: exact
+                counted = self.bins.counts(node, 1, label, n_classes, new).astype(np.int64)
+            for i, j in enumerate(new):
+                self.roots[j] = counted[:, :, i:i + 1]
+        empty = np.zeros((n_classes, 1, 0, self.n_bins), dtype=np.int64)
+        return np.concatenate([empty] + [self.roots[j] for j in features], axis=2)
 
     def _smaller_children(self, node, n_nodes, n_shared):
         """The child with fewer rows of each parent (heap order), or None to count every row.

@@ -178,6 +178,32 @@ def test_level_counts_by_subtraction_are_the_direct_counts(monkeypatch, seed, ch
     assert any(subtracted) == expect
 
 
+
+@pytest.mark.parametrize("seed", range(6))
+def test_root_counts_shared_by_trees_are_the_direct_counts(monkeypatch, seed):
+    """Trees sharing ``roots`` get the root's direct counts; each feature is counted once."""
+    binned, n_bins, _, _, _ = _random_case(seed)
+    rng = np.random.default_rng(seed)
+    k, n, d = int(rng.integers(1, 4)), binned.shape[0], binned.shape[1]
+    label = rng.integers(0, k, n)
+    root = np.zeros(n, dtype=np.intp)
+    for layout in (SparseBins(binned, n_bins), DenseBins(binned, n_bins)):
+        roots, counted = {}, []
+        spy = layout.counts if isinstance(layout, SparseBins) else layout.int_counts
+
+        def count(node, n_nodes, label, n_classes, features, *rest, spy=spy):
+            counted.extend(features.tolist())
+            return spy(node, n_nodes, label, n_classes, features, *rest)
+
+        monkeypatch.setattr(layout, "counts" if isinstance(layout, SparseBins) else "int_counts",
+                            count)
+        for _ in range(4):  # four trees' roots
+            features = np.flatnonzero(rng.random(d) < 0.5)
+            got = LevelCounts(layout, roots).counts(root, 1, label, k, features)
+            direct = spy(root, 1, label, k, features).astype(np.float64)
+            assert _same_bits(got, direct)
+        assert sorted(counted) == sorted(roots) and len(set(counted)) == len(counted)
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("name", ["tree", "forest", "categorical"])
 def test_trees_are_identical_with_and_without_subtraction(monkeypatch, name, seed):
