@@ -380,7 +380,7 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
     refine_steps : "auto" or int >= 0, default="auto"
         Noisy refinement steps after the first solve (see **Refinement**);
         0 is plain sufficient-statistics perturbation (AdaSSP). "auto" takes
-        8 steps, or 64 on a longer schedule where the released statistics
+        8 steps, or 128 on a longer schedule where the released statistics
         say they pay. The steps share the fit's ε with the first solve: the
         charge does not change.
     budget : PrivacyBudget or None, default=None
