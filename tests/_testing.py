@@ -46,6 +46,15 @@ def _fit(estimator, X, y):
     return estimator.fit(X) if y is None else estimator.fit(X, y)
 
 
+def epsilon_spent_of_fit(estimator, X, y):
+    """``clone(estimator).fit(X, y).epsilon_spent_``: a task for joblib's worker processes.
+
+    It lives in this module, which every worker imports as ``_testing``, because a
+    test module under ``--import-mode=importlib`` is not importable from a worker.
+    """
+    return clone(estimator).fit(X, y).epsilon_spent_
+
+
 def assert_same_curve(curve, expected, *, rtol=1e-12):
     """Two RDP curves agree on their orders, δ and pure ε."""
     if not np.array_equal(curve.orders, expected.orders):

@@ -30,6 +30,8 @@ from skdp.preprocessing import DPStandardScaler
 from skdp.stats import mean, quantile
 from skdp.utils._parallel import Parallel, delayed
 
+from _testing import epsilon_spent_of_fit
+
 B = (-3.0, 3.0)
 
 
@@ -223,7 +225,8 @@ def test_a_plain_pipeline_charges_each_step():
 
 # -- workers ---------------------------------------------------------------------------
 def _fit_in_worker(X, y):
-    return _nb().fit(X, y).epsilon_spent_
+    """A naive Bayes fit's ε, as a joblib task that worker processes can import."""
+    return delayed(epsilon_spent_of_fit)(_nb(), X, y)
 
 
 @pytest.mark.parametrize("backend", ["loky", "threading"])
@@ -233,9 +236,9 @@ def test_skdp_parallel_sets_the_default_in_its_workers(backend):
     with config_context(budget=budget):
         # more tasks than pre-dispatched: later ones leave from joblib's own threads
         spent = Parallel(n_jobs=2, backend=backend, pre_dispatch=2)(
-            delayed(_fit_in_worker)(X, y) for _ in range(6))
-    assert len(budget) == 6 and spent == [_fit_in_worker(X, y)] * 6
-    Parallel(n_jobs=2, backend=backend)(delayed(_fit_in_worker)(X, y) for _ in range(2))
+            _fit_in_worker(X, y) for _ in range(6))
+    assert len(budget) == 6 and spent == [epsilon_spent_of_fit(_nb(), X, y)] * 6
+    Parallel(n_jobs=2, backend=backend)(_fit_in_worker(X, y) for _ in range(2))
     assert len(budget) == 6  # after the block: no default in the workers
 
 
@@ -286,5 +289,5 @@ def test_dask_workers_charge_the_default_budget():
             distributed.Client(cluster), joblib.parallel_config(backend="dask"):
         with config_context(budget=budget):
             cross_val_score(_nb(), X, y, cv=3, n_jobs=-1)
-            spent = Parallel()(delayed(_fit_in_worker)(X, y) for _ in range(2))
-    assert len(budget) == 3 + 2 and spent == [_fit_in_worker(X, y)] * 2
+            spent = Parallel()(_fit_in_worker(X, y) for _ in range(2))
+    assert len(budget) == 3 + 2 and spent == [epsilon_spent_of_fit(_nb(), X, y)] * 2
