@@ -47,11 +47,13 @@ class TreePredictor:
         return self.value[self.leaf_index(binned)]
 
 
-# _children picks each row's bin of its node's feature node by node (uint8 arithmetic on the
-# nodes' columns, a few passes per node) when a level has at most this many nodes; with more,
-# it gathers them by row (one pass whatever the number of nodes). A boosting tree's second
-# level of 2 nodes at 2·10^6 rows: 12 ms of CPU by node, 24 ms before with a lookup per feature.
-FEW_NODES = 4
+# _children works on blocks of BLOCK rows, so that its temporaries (intp, one per row of the
+# block) stay in the cache and the rows' nodes are read, and their children written, once. A
+# level of 2 nodes picks each row's column by its node; with more it gathers each row's bin by
+# its node's feature. Measured at 10^6 rows, 20 features, 33 bins (cold cache, one thread):
+# 3.9 / 4.9 / 5.3 / 5.9 ms for 2 / 4 / 8 / 16 nodes against 4.9 / 6.2 / 9.0 / 9.9 ms before
+# (node by node up to 4 nodes, then a gather over every row at once).
+BLOCK = 1 << 14
 
 
 def _children(binned, local, n_nodes, feature, table, out=None):
@@ -60,8 +62,8 @@ def _children(binned, local, n_nodes, feature, table, out=None):
     ``local`` (intp, one per row) is each row's node among the level's
     ``n_nodes``; node i splits on ``feature[i]`` by the bool row ``table[i]``.
     Each row's bin of its node's feature, ``binned[row, feature[local[row]]]``,
-    then one lookup of (node, bin) in the table. ``out``, when given, is an
-    intp array other than ``local`` that receives the result.
+    then one lookup of (node, bin) in a table of the children. ``out``, when
+    given, is an intp array other than ``local`` that receives the result.
     """
     table = np.asarray(table, dtype=bool)
     n, n_bins = local.shape[0], table.shape[1]
@@ -70,24 +72,29 @@ def _children(binned, local, n_nodes, feature, table, out=None):
     if n_nodes == 1:
         np.copyto(out, table[0][binned[:, feature[0]]])
         return out
-    base = np.multiply(local, n_bins, out=out)  # then (node, bin) in the table
-    if n_nodes <= FEW_NODES:  # each row's bin of its node's feature, node by node
-        column = binned[:, feature[0]].copy()
-        for i in range(1, n_nodes):
-            if feature[i] != feature[0]:  # uint8 arithmetic mod 256: node i's rows get its
-                step = binned[:, feature[i]] - column  # column, the others keep theirs
-                step *= (local == i).view(np.uint8)
-                column += step
-        base += column
-    else:
-        flat = np.asfortranarray(binned).T.ravel()  # feature by feature: a view of binned
-        where = np.asarray(feature, dtype=np.intp)[local] * n
-        where += np.arange(n)
-        base += flat[where]
-    right = table.ravel()[base]  # (node, bin) → goes right
-    children = np.multiply(local, 2, out=out)  # the index is no longer needed
-    children += right
-    return children
+    feature = np.asarray(feature, dtype=np.intp)
+    child = (2 * np.arange(n_nodes)[:, None] + table).ravel()  # (node, bin) → its child
+    columns = np.asfortranarray(binned)  # one contiguous column per feature
+    flat = columns.T.ravel()  # feature by feature: a view of columns
+    offset = feature * n  # node i's feature's column in flat
+    step = np.arange(min(BLOCK, n))
+    for start in range(0, n, BLOCK):  # the indices are in range: mode="clip" skips a buffer
+        stop = min(start + BLOCK, n)
+        node = local[start:stop]
+        if n_nodes == 2:
+            column = columns[start:stop, feature[0]].copy()  # node 1's rows take its
+            if feature[1] != feature[0]:  # column: uint8 arithmetic mod 256
+                move = columns[start:stop, feature[1]] - column
+                move *= (node == 1).view(np.uint8)
+                column += move
+        else:
+            where = np.take(offset + start, node, mode="clip")
+            where += step[:stop - start]
+            column = flat.take(where, mode="clip")
+        key = node * n_bins
+        key += column
+        np.take(child, key, out=out[start:stop], mode="clip")
+    return out
 
 
 def grow_tree(bins, binned, g, h, *, max_depth, splitter, learning_rate, rng, report=None,
