@@ -108,6 +108,23 @@ def test_class_counts_are_the_one_hot_histograms_of_the_chosen_features(monkeypa
 
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_sparse_counts_of_few_features_take_their_entries(seed):
+    """Features with fewer than half of the entries: their runs of entries alone, same counts."""
+    rng = np.random.default_rng(seed)
+    n, d, n_bins, n_nodes, k = 500, 12, 33, 8, 3
+    binned = rng.integers(0, n_bins, (n, d)).astype(np.uint8)
+    binned[:, 1:] = np.where(rng.random((n, d - 1)) < 0.8, 0, binned[:, 1:])
+    node, label = rng.integers(0, n_nodes, n), rng.integers(0, k, n)
+    sparse, dense = SparseBins(binned, n_bins), DenseBins(binned, n_bins)
+    for features in ([0, 5, 7], [3], []):
+        length = np.diff(sparse.starts)[features]
+        assert 2 * length.sum() < sparse.rows.size  # the runs of entries are taken
+        counts = sparse.counts(node, n_nodes, label, k, features)
+        assert counts.shape == (k, n_nodes, len(features), n_bins)
+        assert _same_bits(counts, dense.counts(node, n_nodes, label, k, features))
+
+
 @pytest.mark.parametrize("n_nodes", [85, 86])  # 3 classes, 256 bins: 65,280 and 66,048 cells
 def test_dense_counts_in_uint16_cells_and_beyond_are_the_sparse_counts(monkeypatch, n_nodes):
     monkeypatch.setattr(_histogram, "CHUNK_ROWS", 1000)
