@@ -232,10 +232,11 @@ def _step_shares(n_steps):
     return weights / weights.sum()
 
 
-def _step_plan(refine_steps, gram, ridge, noise_std, sigma, fit_intercept):
+def _step_plan(refine_steps, gram, eigenvalues, ridge, noise_std, sigma, fit_intercept):
     """``(shares, step_ridge, n_averaged)``: the refinement's schedule (see Notes).
 
-    A function of public parameters and the released Gram matrix only. An
+    A function of public parameters and the released Gram matrix only
+    (``eigenvalues``: those of its XᵀX block, ascending). An
     int ``refine_steps`` T is the short schedule: T steps with shares of 1/σ²
     ∝ t, the solve's own ridge λ in the steps' preconditioner, and the last
     iterate. ``"auto"`` is the short schedule with 8 steps, or, where the
@@ -257,7 +258,7 @@ def _step_plan(refine_steps, gram, ridge, noise_std, sigma, fit_intercept):
     q = gram.shape[0] - 1
     noise_scale = _STEP_RIDGE_FACTOR * noise_std * math.sqrt(q)
     if (fit_intercept and float(gram[q - 1, q - 1]) >= _LONG_FROM * sigma
-            and float(linalg.eigvalsh(gram[:-1, :-1])[0]) < _SEEN_FROM * noise_scale):
+            and float(eigenvalues[0]) < _SEEN_FROM * noise_scale):
         step_ridge = max(ridge, noise_scale)
         return np.full(_LONG_STEPS, 1.0 / _LONG_STEPS), step_ridge, _LONG_STEPS // 2
     return _step_shares(_REFINE_STEPS), ridge, 1
@@ -283,10 +284,11 @@ def _perturbed_gram(gram, mechanism, rng):
     return gram
 
 
-def _psd_solver(A, ridge):
+def _psd_solver(spectrum, ridge):
     """The map b ↦ θ solving (P(A) + ridge·I) θ = b, P(A) clipping A's eigenvalues at 0.
 
-    A is decomposed once, for the first solve and every refinement step.
+    ``spectrum`` is ``scipy.linalg.eigh(A)``: A is decomposed once, for the
+    ridge, the schedule, the first solve and every refinement step.
     The noisy Gram matrix A may be indefinite. Projecting it on the PSD cone
     (clipping negative eigenvalues, the nearest PSD matrix in Frobenius norm,
     Higham 1988, Thm. 2.1) and adding the ridge keeps the problem convex.
@@ -294,7 +296,7 @@ def _psd_solver(A, ridge):
     so a singular problem gets the minimum-norm solution, like
     :func:`scipy.linalg.lstsq`.
     """
-    w, V = linalg.eigh(A)
+    w, V = spectrum
     w = np.maximum(w, 0.0) + ridge
     tol = max(w.max(initial=0.0), 0.0) * w.size * np.finfo(float).eps
     inv = np.zeros_like(w)
@@ -317,7 +319,7 @@ def _ridge_scale(noise_bound, gram, n_features, fit_intercept):
     return min(1.0, max(_RIDGE_SCALE, _RIDGE_COUNT_RATIO * noise_bound / count))
 
 
-def _adaptive_ridge(A, noise_bound):
+def _adaptive_ridge(eigenvalues, noise_bound):
     """AdaSSP's ridge max(0, B − λ̃_min), with λ̃_min read from the released noisy XᵀX.
 
     Wang 2018 (Alg. 2) adds λ = max(0, B − λ̃_min) where B bounds the noise's
@@ -327,9 +329,9 @@ def _adaptive_ridge(A, noise_bound):
     λ_min(XᵀX) >= λ_min(A) − ‖E‖ >= λ_min(A) − B on the same event, so
     λ̃_min = max(0, λ_min(A) − B) costs no privacy (post-processing). A well
     conditioned XᵀX (large n) gets a ridge that falls to 0, instead of the
-    data-independent B.
+    data-independent B. ``eigenvalues`` are A's, ascending.
     """
-    lam_min = float(linalg.eigvalsh(A)[0]) if A.size else 0.0
+    lam_min = float(eigenvalues[0]) if eigenvalues.size else 0.0
     return max(0.0, noise_bound - max(0.0, lam_min - noise_bound))
 
 
@@ -750,9 +752,11 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
                     fit_intercept=bool(self.fit_intercept))
         exact = row_sums(partial(_design_gram, **rows), X, y)
         gram = _perturbed_gram(exact, mechanism, rng)
+        # The released XᵀX block, decomposed once for the ridge, the schedule and every solve.
+        spectrum = linalg.eigh(gram[:-1, :-1])
         if self.ridge == "auto":
             noise_bound *= _ridge_scale(noise_bound, gram, X.shape[1], bool(self.fit_intercept))
-            ridge = _adaptive_ridge(gram[:-1, :-1], noise_bound)
+            ridge = _adaptive_ridge(spectrum[0], noise_bound)
         else:
             ridge = float(self.ridge)
         # The ridge shrinks the coefficients towards 0 and the intercept towards the noisy
@@ -762,15 +766,15 @@ class DPLinearRegression(DPEstimatorMixin, RegressorMixin, BaseEstimator):
         if self.fit_intercept:
             d = X.shape[1]
             target[d] = gram[d, -1] / max(float(gram[d, d]), 1.0)
-        solve = _psd_solver(gram[:-1, :-1], ridge)
+        solve = _psd_solver(spectrum, ridge)
         theta = solve(gram[:-1, -1] + ridge * target)
         n_taken, clip = 0, None
         if n_steps != 0:
             # How many steps, their shares and preconditioner: post-processing of the release.
-            shares, step_ridge, n_averaged = _step_plan(n_steps, gram, ridge, noise_std, sigma,
-                                                        bool(self.fit_intercept))
+            shares, step_ridge, n_averaged = _step_plan(n_steps, gram, spectrum[0], ridge,
+                                                        noise_std, sigma, bool(self.fit_intercept))
             if step_ridge != ridge:
-                solve = _psd_solver(gram[:-1, :-1], step_ridge)
+                solve = _psd_solver(spectrum, step_ridge)
             theta, clip = self._refine(X, y, theta, solve, shares, sigma, rows, rng,
                                        ridge=None if self.ridge == "auto" else (ridge, target),
                                        n_averaged=n_averaged)

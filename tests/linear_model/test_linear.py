@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import linalg, stats
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -232,19 +232,19 @@ def test_solve_handles_an_indefinite_matrix():
     A = np.array([[1.0, 0.0], [0.0, -2.0]])
     b = np.array([1.0, 1.0])
     # Negative eigenvalue clipped to 0; the ridge makes it invertible.
-    np.testing.assert_allclose(_psd_solver(A, 0.5)(b), [1 / 1.5, 1 / 0.5])
+    np.testing.assert_allclose(_psd_solver(linalg.eigh(A), 0.5)(b), [1 / 1.5, 1 / 0.5])
     # Without ridge: the pseudo-inverse drops the null direction.
-    np.testing.assert_allclose(_psd_solver(A, 0.0)(b), [1.0, 0.0])
+    np.testing.assert_allclose(_psd_solver(linalg.eigh(A), 0.0)(b), [1.0, 0.0])
 
 
 def test_adaptive_ridge_rule():
     # λ = max(0, B − max(0, λ_min(A) − B)): B when A is singular, falling to 0 at λ_min(A) = 2B.
     B = 3.0
-    assert _adaptive_ridge(np.diag([0.0, 10.0]), B) == B
-    assert _adaptive_ridge(np.diag([-5.0, 10.0]), B) == B
-    assert _adaptive_ridge(np.diag([4.0, 10.0]), B) == pytest.approx(2.0)
-    assert _adaptive_ridge(np.diag([6.0, 10.0]), B) == 0.0
-    assert _adaptive_ridge(np.diag([60.0, 10.0]), B) == 0.0
+    assert _adaptive_ridge(np.array([0.0, 10.0]), B) == B
+    assert _adaptive_ridge(np.array([-5.0, 10.0]), B) == B
+    assert _adaptive_ridge(np.array([4.0, 10.0]), B) == pytest.approx(2.0)
+    assert _adaptive_ridge(np.array([6.0, 10.0]), B) == 0.0
+    assert _adaptive_ridge(np.array([10.0, 60.0]), B) == 0.0
 
 
 def test_auto_ridge_is_adassp_with_the_released_lambda_min():
@@ -365,24 +365,28 @@ def test_step_plan_takes_the_long_schedule_from_the_released_count():
     schedule, and without an intercept there is no count."""
     sigma, sd, ridge = 2.0, 3.0, 1.5
     gram = np.zeros((5, 5))  # q = 4: three features and the intercept, then the target
+
+    def plan(steps, ridge, *rest):  # from the matrix as it is at the call
+        return _step_plan(steps, gram, linalg.eigvalsh(gram[:-1, :-1]), ridge, *rest)
+
     gram[3, 3] = 400 * sigma - 1e-9
-    shares, step_ridge, averaged = _step_plan("auto", gram, ridge, sd, sigma, True)
+    shares, step_ridge, averaged = plan("auto", ridge, sd, sigma, True)
     np.testing.assert_allclose(shares, np.arange(1, 9) / 36)
     assert (step_ridge, averaged) == (ridge, 1)
     gram[3, 3] = 400 * sigma
-    shares, step_ridge, averaged = _step_plan("auto", gram, ridge, sd, sigma, True)
+    shares, step_ridge, averaged = plan("auto", ridge, sd, sigma, True)
     np.testing.assert_allclose(shares, np.full(128, 1 / 128))
     assert step_ridge == 2 * sd * math.sqrt(4) and averaged == 64
-    assert _step_plan("auto", gram, 100.0, sd, sigma, True)[1] == 100.0  # the larger ridge
-    assert _step_plan("auto", gram, ridge, sd, sigma, False)[0].size == 8
+    assert plan("auto", 100.0, sd, sigma, True)[1] == 100.0  # the larger ridge
+    assert plan("auto", ridge, sd, sigma, False)[0].size == 8
     # every eigenvalue of the released XᵀX block at least 4·2·s·√q: every direction is seen,
     # the short schedule; just below it, the long one
     seen = 4 * 2 * sd * math.sqrt(4)
     gram[:4, :4] = np.diag([seen * 3, seen * 2, seen, 400 * sigma + seen])
-    assert _step_plan("auto", gram, ridge, sd, sigma, True)[0].size == 8
+    assert plan("auto", ridge, sd, sigma, True)[0].size == 8
     gram[2, 2] = seen * (1 - 1e-9)
-    assert _step_plan("auto", gram, ridge, sd, sigma, True)[0].size == 128
-    shares, step_ridge, averaged = _step_plan(3, gram, ridge, sd, sigma, True)
+    assert plan("auto", ridge, sd, sigma, True)[0].size == 128
+    shares, step_ridge, averaged = plan(3, ridge, sd, sigma, True)
     np.testing.assert_allclose(shares, [1 / 6, 2 / 6, 3 / 6])
     assert (step_ridge, averaged) == (ridge, 1)
 
