@@ -12,7 +12,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import DPEstimatorMixin
 from ..accounting import RDPCurve
-from ..stats._sums import _mean_curve, _mean_release, _var_curve, _var_release
+from ..stats._sums import (
+    _centre_and_half_width,
+    _floor_variance,
+    _mean_curve,
+    _mean_release,
+    _var_curve,
+    _var_release,
+)
 from ..stats._range import _bounds_release, check_bounds_or_none, no_bounds, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
 from ..utils._rows import check_lazy_X, is_lazy, lazy_rows, refuse_lazy
@@ -67,7 +74,8 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     mean_ : ndarray of shape (n_features,) or None
         DP mean; ``None`` when ``with_mean=False`` and ``with_std=False``.
     var_ : ndarray of shape (n_features,) or None
-        DP variance (in [0, ((upper − lower)/2)²]); ``None`` when ``with_std=False``.
+        DP variance, in [s, ((upper − lower)/2)²] with s the standard
+        deviation of its own noise (see Notes); ``None`` when ``with_std=False``.
     scale_ : ndarray of shape (n_features,) or None
         ``sqrt(var_)``, with 1 for (near) zero variances.
     bounds_ : tuple of two ndarrays of shape (n_features,)
@@ -90,6 +98,13 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
     where that adds less noise. The count of rows is private: the means
     divide by the noisy count. ``with_mean=False, with_std=False`` reads
     nothing and charges :meth:`RDPCurve.zero() <skdp.accounting.RDPCurve.zero>`.
+    A released variance below the standard deviation s of its own noise
+    (found from the public parameters and the released count and mean, to
+    first order) cannot be told from 0 and is raised to s, as
+    :class:`~skdp.naive_bayes.DPGaussianNB` does: clamped to 0 it would give
+    the feature a scale of 1, leaving it in its raw units, hundreds of times
+    the other features' on a table of few rows in wide bounds
+    (post-processing: no budget).
 
     **Bounds.** Public bounds (known from the data's meaning, never read
     from it) are the best choice: they cost nothing. Without them
@@ -199,7 +214,14 @@ class DPStandardScaler(DPEstimatorMixin, OneToOneFeatureMixin, TransformerMixin,
             kw = dict(epsilon=eps_stat, delta=delta, bounds=bounds, axis=0, rng=rng,
                       secure=secure)
             if with_std:
-                self.mean_, self.var_ = _var_release(X, return_mean=True, **kw)
+                count, self.mean_, self.var_ = _var_release(X, return_mean=True,
+                                                            return_count=True, **kw)
+                if eps_stat != math.inf:
+                    # post-processing: a variance below its own noise's std reads as that
+                    # std, not 0 (whose scale of 1 would leave the feature in raw units)
+                    _, _, centre, half = _centre_and_half_width(bounds, n_features)
+                    self.var_ = _floor_variance(self.var_, self.mean_ - centre, half, count,
+                                                epsilon=eps_stat, delta=delta)
             else:
                 self.mean_, self.var_ = _mean_release(X, **kw), None
         if with_std:

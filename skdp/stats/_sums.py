@@ -21,9 +21,11 @@ from ._noise import (
     _column_bounds,
     _flatten,
     _noisy_counts,
+    _noise_scales,
     _noisy_sums,
     _scalar_if_one,
     _sums_curve,
+    _sums_delta,
 )
 
 __all__ = []  # internal: see skdp.stats._noise
@@ -322,6 +324,29 @@ def _var_release(a, *, epsilon, delta, bounds, axis, rng, secure, ddof=0, return
     return _var_noisy(n_rows, y, y2, c, h, m, epsilon=epsilon, delta=delta, rng=rng,
                       secure=secure, axis=axis, shape=shape, ddof=ddof, return_mean=return_mean,
                       return_count=return_count)
+
+
+def _floor_variance(var, mean_y, h, count, *, epsilon, delta):
+    """Released variances post-processed into [s, h²], s the std of their own noise.
+
+    ``_var_release`` computes v = S₂/ñ + h²/2 − (S₁/ñ)² from the noisy count
+    ñ, S₁ = Σy and S₂ = Σ(y² − h²/2), with independent noise of std σ₀, σ₁ =
+    σ₀·h and σ₂ = σ₀·h²/2 (σ₀ that of a sensitivity-1 sum: from public
+    parameters alone). To first order (the delta method) the noise on v has
+    std s = √(σ₂² + (2ȳ·σ₁)² + ((ȳ² − v + h²/2)·σ₀)²) / ñ, with ȳ = S₁/ñ the
+    released centred mean (the three partial derivatives of v times the
+    three noise stds). A variance below s cannot be told from 0, and a
+    near-zero variance makes one feature dominate the likelihood. s uses
+    only released values and public parameters: post-processing.
+    """
+    n_noisy = max(count, 1.0)  # the noisy count _var_release divided by
+    k = 2 * h.size + 1
+    sigma0 = float(_noise_scales(epsilon, delta, k, 1.0))
+    if _sums_delta(epsilon, delta, k) == 0:
+        sigma0 *= math.sqrt(2.0)  # the std of a Laplace of scale b is √2·b
+    noise_std = sigma0 * np.sqrt((h * h / 2.0) ** 2 + (2.0 * mean_y * h) ** 2
+                                 + (mean_y**2 - var + h * h / 2.0) ** 2) / n_noisy
+    return np.minimum(np.maximum(var, noise_std), h * h)
 
 
 def _one_pass(arr, axis, epsilon, secure):

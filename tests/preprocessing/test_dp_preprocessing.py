@@ -340,6 +340,23 @@ def test_standard_scaler_mean_noise_is_unbiased_and_scaled():
     assert abs(np.mean(means) - 3.0) < 5 * math.sqrt(2) * 6 / 2000 / math.sqrt(400)
 
 
+def test_standard_scaler_variance_below_its_noise_is_floored_not_zero():
+    # Few rows in wide public bounds at a small epsilon: the noise on the variance is about
+    # the variance itself, and released variances below 0 were clamped to 0, whose scale of 1
+    # left those features in their raw units (here hundreds of times the others'). They are
+    # now floored at the std of their own noise (post-processing, as DPGaussianNB does), so
+    # every scale stays in the data's units: true std 1000/√12 ≈ 289, noise floor ≈ 230.
+    X = np.random.default_rng(0).uniform(0, 1000, size=(300, 5))
+    scales = np.array([DPStandardScaler(bounds=(0, 1000), epsilon=0.1, random_state=s)
+                       .fit(X).scale_ for s in range(20)])
+    assert scales.min() > 100
+    assert scales.max() <= 500  # the variance's own clamp, h² = 500²
+    # With enough rows the floor is far below the variance: the release is unchanged.
+    big = np.random.default_rng(1).uniform(0, 1000, size=(200_000, 2))
+    sc = DPStandardScaler(bounds=(0, 1000), epsilon=1.0, random_state=0).fit(big)
+    np.testing.assert_allclose(sc.scale_, big.std(axis=0), rtol=0.01)
+
+
 def test_dp_fits_are_accurate_with_enough_rows():
     rng = np.random.default_rng(0)
     X = rng.normal(2.0, 1.5, size=(100_000, 2))
