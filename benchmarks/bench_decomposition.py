@@ -47,9 +47,10 @@ peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV:
 
 ``--steps`` times instead, with one thread, each step of ``DPPCA(bounds=(-12, 12))``'s pass
 over the rows (skdp.decomposition._pca's own block functions, in its order: the guess of C,
-then per block the clip, the norms, their histogram, the scaling to the guess, the Gram
-matrix and the sums) and of scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X),
-rounds interleaved::
+then per block the clip, the norms, the scaling to the guess, the Gram matrix's upper
+triangle and the sums, then the norms' histogram and the lower triangle) and of
+scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X), rounds interleaved;
+``--numpy-gram`` also times numpy's ``Y.T @ Y`` on the same blocks, outside the total::
 
     python benchmarks/bench_decomposition.py --steps --speed-shapes 1000000x50 --rounds 3
 
@@ -296,6 +297,8 @@ def main(argv=None):
     parser.add_argument("--baseline", metavar="REV", help="with --speed: also DPPCA of REV")
     parser.add_argument("--steps", action="store_true",
                         help="time each step of DPPCA(bounds)'s pass and of PCA(), one thread")
+    parser.add_argument("--numpy-gram", action="store_true",
+                        help="with --steps: also time numpy's Y.T @ Y on the same blocks")
     parser.add_argument("--long-rows", action="store_true",
                         help="time the correction of the long rows against a second pass")
     args = parser.parse_args(argv)
@@ -392,19 +395,24 @@ def steps(args):
         tick("finite check (validate_data's)")
         C_guess = _pca.guess_norm(X, bounds, C0)
         tick("the guess of C (4,096 rows)")
-        norms, counts = np.empty(n), 0
+        norms = np.empty(n)
         gram, sums = np.zeros((d, d)), np.zeros(d)
         for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None), tick, "clip"):
             _pca._row_norms(Y, norms[rows])
             tick("the rows' norms")
-            counts = counts + _pca.norm_counts(norms[rows], C0)
-            tick("their histogram")
             _pca._scale_down(Y, norms[rows], C_guess)
             tick("scale the rows longer than the guess")
-            gram += Y.T @ Y
-            tick("Gram matrix")
+            if args.numpy_gram:
+                Y.T @ Y
+                tick("aside: numpy's Y.T @ Y (not in the total)")
+            gram += _pca.gram_upper(Y)
+            tick("Gram matrix (upper triangle, dsyrk)")
             sums += _pca.column_sums(Y)
             tick("sums")
+        _pca.norm_counts(norms, C0)  # one thread: the run is all the rows
+        tick("the norms' histogram")
+        _pca.symmetric(gram)
+        tick("the lower triangle")
 
     def pca(X, tick):
         np.isfinite(X.sum())
@@ -434,7 +442,8 @@ def steps(args):
         for step, seconds in totals.items():
             print(f"  {step}: {1e3 * seconds / args.rounds:.1f}")
         print("  DPPCA(bounds) steps in all: %.1f; PCA() steps in all: %.1f" % tuple(
-            1e3 * sum(v for k, v in totals.items() if k.startswith(p) == want) / args.rounds
+            1e3 * sum(v for k, v in totals.items()
+                      if k.startswith(p) == want and not k.startswith("aside")) / args.rounds
             for p, want in (("PCA", False), ("PCA", True))))
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
     return 0

@@ -8,6 +8,7 @@ import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.linalg import blas
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
@@ -143,7 +144,7 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
         for rows, Y in clipped_blocks(X, bounds, data_norm, blocks):
             if norms is not None:
                 _scale_down(Y, norms[rows], C)
-            parts.append((Y.T @ Y, column_sums(Y)))
+            parts.append((gram_upper(Y), column_sums(Y)))
         return parts
 
     d = X.shape[1]
@@ -151,7 +152,24 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
     for block_gram, block_sums in map_blocks(run, *X.shape):
         gram += block_gram
         sums += block_sums
-    return gram, sums
+    return symmetric(gram), sums
+
+
+def gram_upper(Y):
+    """The upper triangle of YᵀY, zeros below it: BLAS's dsyrk on Yᵀ, column-major (no copy).
+
+    numpy's ``Y.T @ Y`` calls syrk too, for the other triangle, which OpenBLAS
+    computes more slowly: 0.85 of its time on the blocks of DPPCA's pass
+    (benchmarks/bench_decomposition.py --steps, docs/benchmarks.md). The same
+    products, summed in another order. :func:`symmetric` fills the lower
+    triangle once the blocks' triangles are added.
+    """
+    return blas.dsyrk(1.0, Y.T, trans=0)
+
+
+def symmetric(upper):
+    """The symmetric matrix whose upper triangle is that of ``upper``."""
+    return np.triu(upper) + np.triu(upper, 1).T
 
 
 def column_sums(Y):
@@ -208,9 +226,10 @@ def _norms_moments_pass(X, bounds, C0, C_guess):
     def run(blocks):
         parts = []
         for rows, Y in clipped_blocks(X, bounds, None, blocks):
-            counts = norm_counts(_row_norms(Y, norms[rows]), C0)
-            _scale_down(Y, norms[rows], C_guess)
-            parts.append((counts, Y.T @ Y, column_sums(Y)))
+            _scale_down(Y, _row_norms(Y, norms[rows]), C_guess)
+            parts.append([0, gram_upper(Y), column_sums(Y)])
+        if parts:  # the histogram of the run's norms at once (fewer calls), with its last block
+            parts[-1][0] = norm_counts(norms[blocks[0].start:blocks[-1].stop], C0)
         return parts
 
     counts, gram, sums = 0, np.zeros((d, d)), np.zeros(d)
@@ -218,7 +237,7 @@ def _norms_moments_pass(X, bounds, C0, C_guess):
         counts = counts + block_counts
         gram += block_gram
         sums += block_sums
-    return norms, counts, gram, sums
+    return norms, counts, symmetric(gram), sums
 
 
 def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
@@ -250,14 +269,15 @@ def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
             t = np.minimum(1.0, C / norms[rows])
             sums_part = (t - a) @ Y
             Y *= np.sqrt(sign * (t - a) * (t + a))[:, None]
-            parts.append((Y.T @ Y, sums_part))
+            parts.append((gram_upper(Y), sums_part))
         return parts
 
-    gram, sums = gram.copy(), sums.copy()
-    for block_gram, block_sums in map_blocks(run, fix.size, X.shape[1]):
-        gram += sign * block_gram
+    d = X.shape[1]
+    change, sums = np.zeros((d, d)), sums.copy()
+    for block_gram, block_sums in map_blocks(run, fix.size, d):
+        change += block_gram
         sums += block_sums
-    return gram, sums
+    return gram + sign * symmetric(change), sums
 
 
 def _moments_pass(X, bounds, data_norm, C=math.inf, *, rescale=False):

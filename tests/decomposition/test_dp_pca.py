@@ -21,12 +21,14 @@ from skdp.decomposition._pca import (
     _norm_from_counts,
     _norms_moments_pass,
     clipped_blocks,
+    gram_upper,
     guess_norm,
     moments,
     norm_counts,
     release_norm,
     scale_down_long_rows,
     shrink_rows,
+    symmetric,
 )
 from skdp.decomposition import _pca
 from skdp.utils import _blocks
@@ -372,6 +374,47 @@ def test_one_pass_and_its_correction_give_the_two_passes_sums(monkeypatch, case)
         gram1, sums1 = scale_down_long_rows(X, bounds, C, C_guess, norms1, gram1, sums1)
         np.testing.assert_allclose(gram1, gram, rtol=1e-12, atol=1e-14 * scale)
         np.testing.assert_allclose(sums1, sums, rtol=1e-12, atol=1e-14 * scale)
+
+
+def _assert_gram(gram, Y):
+    """``gram`` is YᵀY to the error bound of two sums of m products (Higham 2002, eq. 3.5)."""
+    m = len(Y)
+    gamma = m * np.finfo(float).eps / 2 / (1 - m * np.finfo(float).eps / 2)
+    assert np.all(np.abs(gram - Y.T @ Y) <= 2 * gamma * (np.abs(Y).T @ np.abs(Y)))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (2, 3), (7, 3), (13, 101), (5243, 50)])
+def test_gram_upper_is_the_upper_triangle_of_the_gram_matrix(shape):
+    Y = np.random.default_rng(0).normal(size=shape) + 1.0
+    upper = gram_upper(Y)
+    assert upper.shape == (shape[1], shape[1])
+    assert np.all(np.tril(upper, -1) == 0.0)
+    full = symmetric(upper)
+    assert np.array_equal(full, full.T) and np.array_equal(np.triu(full), upper)
+    _assert_gram(full, Y)
+    _assert_gram(symmetric(gram_upper(Y[:, ::2])), Y[:, ::2])  # not contiguous: BLAS gets a copy
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("n", [1, 7, 8, 100])  # one row, one block, a block and a row, 15 blocks
+def test_one_pass_gives_the_direct_counts_and_moments(monkeypatch, threads, n):
+    # The histogram is counted once per thread's run of blocks, the Gram matrix's upper
+    # triangle by dsyrk: the counts of all the norms, YᵀY and Σ y of the rows scaled down.
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 7)  # 7 rows of 3 columns a block
+    monkeypatch.setattr(_blocks, "n_threads", lambda: threads)
+    X = _data(n) * 2.0
+    bounds = (np.array([-2.0, -1.0, -0.5]), np.array([2.0, 1.5, 0.5]))
+    Y, _, C0 = clip_rows(X, bounds, None)
+    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    for C_guess in (math.inf, 0.8):
+        norms1, counts, gram, sums = _norms_moments_pass(X, bounds, C0, C_guess)
+        np.testing.assert_array_equal(norms1, norms)
+        np.testing.assert_array_equal(counts, norm_counts(norms, C0))
+        assert counts.sum() == n
+        Z = shrink_rows(Y.copy(), C_guess)
+        assert np.array_equal(gram, gram.T)
+        _assert_gram(gram, Z)
+        np.testing.assert_allclose(sums, Z.sum(axis=0), rtol=1e-12, atol=1e-15 * n)
 
 
 def test_guess_is_the_noiseless_release_on_a_sample(monkeypatch):
