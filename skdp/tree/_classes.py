@@ -2,8 +2,8 @@
 
 A tree is complete to ``max_depth`` over the bins of
 :mod:`._binning` (public or released bounds; the data's quantiles only at
-ε = ∞), grown by :func:`._grower.grow_tree` as the boosted trees of
-:mod:`skdp.ensemble` are:
+ε = ∞), grown level by level (:func:`._grower.grow_levels`) as the boosted trees
+of :mod:`skdp.ensemble` are:
 
 - split: the exponential mechanism (McSherry & Talwar 2007) over every
   (feature, threshold, side of the missing values) of a node (the
@@ -43,7 +43,7 @@ from ..accounting import RDPCurve, gaussian_rdp, zcdp_rdp
 from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
 from ._choice import exponential_choice
-from ._grower import feature_importances, grow_tree
+from ._grower import _children, feature_importances, grow_levels
 from ._histogram import LevelCounts, make_bins
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
@@ -286,9 +286,8 @@ class CountSplitter:
         p_right = expit(hb[rows, :, pair] - ha[rows, :, pair])  # (nodes, codes)
         return log_weight, uniform_code < p_right
 
-    def leaves(self, leaf, n_leaves, label, _, rng):
-        k = self.n_classes
-        counts = np.bincount(leaf * k + label, minlength=n_leaves * k).reshape(n_leaves, k)
+    def leaves(self, counts, rng):
+        """The leaves' released class counts: their exact int counts (n_leaves, k) plus noise."""
         counts = counts.astype(np.float64)  # integers: the sums of the one-hot weights
         if self.count_std:
             counts = counts + self.count_std * rng.standard_normal(counts.shape)
@@ -315,6 +314,36 @@ class CountSplitter:
 
 
 _Trees = TypeVar("_Trees", bound="_BaseCountTrees")
+
+
+def grow_count_tree(counts, binned, label, *, max_depth, splitter, rng, report=None):
+    """One class-count tree from the rows' bins and classes: its :class:`._grower.TreePredictor`.
+
+    :func:`._grower.grow_tree`'s levels with ``counts`` (a
+    :class:`._histogram.LevelCounts`) as the splitter's counts, except that
+    the leaves' class counts are the last level's children's
+    (:meth:`LevelCounts.children <._histogram.LevelCounts.children>`, the
+    same integers as the leaves' rows): the rows are never moved to the
+    leaves nor counted there.
+    """
+    n = binned.shape[0]
+    nodes = (np.zeros(n, dtype=np.intp), np.empty(n if max_depth > 1 else 0, dtype=np.intp))
+    last = {}
+
+    def split_level(level, feature, threshold):
+        n_nodes = 2**level
+        node = nodes[level % 2]
+        f, t = splitter.split(counts, node, n_nodes, label, None, rng)
+        last["children"] = counts.children(f, t)
+        if level + 1 < max_depth:
+            _children(binned, node, n_nodes, f, t, out=nodes[(level + 1) % 2])
+        return f, t
+
+    def leaves(feature, threshold):
+        return splitter.leaves(last["children"].T, rng)
+
+    return grow_levels(split_level, leaves, max_depth=max_depth, splitter=splitter,
+                       learning_rate=1.0, report=report)
 
 
 def _tree_generators(rng, n_trees):
@@ -412,10 +441,9 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         roots = {}  # the root's class counts of each feature, the same in every tree
 
         def grow(tree_rng):  # the tree's own LevelCounts: the counts kept from level to level
-            return grow_tree(LevelCounts(bins, roots), binned, label, None,
-                             max_depth=self.max_depth, splitter=splitter, learning_rate=1.0,
-                             rng=tree_rng,
-                             report=level_done if n_trees == 1 else None)[0]
+            return grow_count_tree(LevelCounts(bins, roots), binned, label,
+                                   max_depth=self.max_depth, splitter=splitter, rng=tree_rng,
+                                   report=level_done if n_trees == 1 else None)
 
         # Each tree draws from its own generator, seeded from the fit's before any tree
         # grows: the same trees for the same seed whatever n_jobs and the threads' order.

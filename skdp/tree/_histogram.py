@@ -290,7 +290,11 @@ class LevelCounts:
     For the features that both this level and the one above count, only the
     rows of each parent's child with fewer rows (the left one on a tie) are
     counted (when the rule of ``SUBTRACT_COST`` expects it to be faster);
-    the other features are counted from every row.
+    the other features are counted from every row. :meth:`children`, given
+    the level's splits, sums the split features' counts into each child's
+    class counts: the next level's node sizes (which child is smaller,
+    without a pass over the rows) and, after the last level, the leaves'
+    counts.
 
     No privacy change: the counts are the same integers as
     :meth:`DenseBins.counts` of every row gives, so the trees are the same
@@ -313,6 +317,7 @@ class LevelCounts:
         self.n_bins = bins.n_bins
         self.roots = {} if roots is None else roots  # feature: int64 (k, 1, 1, bins)
         self._kept = None  # (n_nodes, features, int64 counts) of the level above
+        self._sizes = None  # the rows of each node of the next level, from children()
 
     def counts(self, node, n_nodes, label, n_classes, features):
         """Row counts per (class, node, feature, bin) of ``features`` (increasing): float.
@@ -322,16 +327,21 @@ class LevelCounts:
         """
         features = np.asarray(features, dtype=np.intp)
         kept, self._kept = self._kept, None
+        sizes, self._sizes = self._sizes, None
         if n_nodes == 1:
             hist = self._root_counts(node, label, n_classes, features)
             self._kept = (n_nodes, features, hist)
             return hist.astype(np.float64)
-        if not isinstance(self.bins, DenseBins):
-            return self.bins.counts(node, n_nodes, label, n_classes, features)
+        if not isinstance(self.bins, DenseBins):  # integers in float64: exact
+            hist = self.bins.counts(node, n_nodes, label, n_classes, features)
+            self._kept = (n_nodes, features, hist.astype(np.int64))
+            return hist
         shared = np.zeros(features.size, dtype=bool)
         if kept is not None and kept[0] * 2 == n_nodes:
             shared = np.isin(features, kept[1])
-        small = self._smaller_children(node, n_nodes, int(shared.sum()))
+        if sizes is None or sizes.size != n_nodes:
+            sizes = None
+        small = self._smaller_children(node, n_nodes, int(shared.sum()), sizes)
         if small is None:
             hist = self.bins.int_counts(node, n_nodes, label, n_classes, features)
         else:
@@ -364,16 +374,41 @@ class LevelCounts:
         empty = np.zeros((n_classes, 1, 0, self.n_bins), dtype=np.int64)
         return np.concatenate([empty] + [self.roots[j] for j in features], axis=2)
 
-    def _smaller_children(self, node, n_nodes, n_shared):
+    def children(self, feature, table):
+        """Each child's class counts, from the level's counts and splits: int64 (k, 2·n_nodes).
+
+        Node i of the level last counted splits on ``feature[i]`` by the bool
+        row ``table[i]`` (True: the bin's rows go right, as in
+        :mod:`._grower`); its children are 2i and 2i + 1. The right child's
+        counts are the sums of the node's counts of that feature over the
+        bins that go right, the left child's the node's counts less them:
+        integers, so exactly the counts of the children's rows. A node whose
+        feature the level did not count must send every row left (its table
+        all False), as :class:`~skdp.tree._classes.CountSplitter`'s do.
+        The children's sizes are kept for the next level's :meth:`counts`.
+        """
+        n_nodes, features, hist = self._kept
+        # where each node's feature is among the counted ones (an uncounted one's row is False)
+        at = np.minimum(np.searchsorted(features, feature), features.size - 1)
+        right = (hist[:, np.arange(n_nodes), at] * np.asarray(table, dtype=bool)).sum(axis=2)
+        total = hist[:, :, 0].sum(axis=2)  # each node's rows of one feature: all its rows
+        both = np.stack([total - right, right], axis=2).reshape(hist.shape[0], 2 * n_nodes)
+        self._sizes = both.sum(axis=0)
+        return both
+
+    def _smaller_children(self, node, n_nodes, n_shared, sizes=None):
         """The child with fewer rows of each parent (heap order), or None to count every row.
 
         None unless the rule of ``SUBTRACT_COST`` expects the subtraction to be
-        faster for ``n_shared`` features (never for fewer than 2).
+        faster for ``n_shared`` features (never for fewer than 2). ``sizes``,
+        each node's rows when known (:meth:`children`), saves their count.
         """
         n = node.shape[0]
         if n_shared < 2:
             return None
-        size = np.bincount(node, minlength=n_nodes).reshape(-1, 2)  # (parent, child)
+        if sizes is None:
+            sizes = np.bincount(node, minlength=n_nodes)
+        size = sizes.reshape(-1, 2)  # (parent, child)
         a, c = SUBTRACT_COST
         if int(size.min(axis=1).sum()) * (a + c * n_shared) + n >= n * n_shared:
             return None

@@ -13,6 +13,7 @@ from skdp.ensemble import (
 )
 from skdp.tree import DPDecisionTreeClassifier, _histogram
 from skdp.tree._binning import COMPARE_EDGES, apply_bins, bin_edges, quantile_edges
+from skdp.tree._grower import _children
 from skdp.tree._histogram import DenseBins, LevelCounts, SparseBins, make_bins
 
 
@@ -194,6 +195,56 @@ def test_level_counts_by_subtraction_are_the_direct_counts(monkeypatch, seed, ch
         node = 2 * node + right
     assert any(subtracted) == expect
 
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_children_counts_are_the_counts_of_the_rows_moved(monkeypatch, seed):
+    """LevelCounts.children: each child's class counts equal those of the rows that
+    _children sends it, exactly, on both layouts; the next level's counts choose the same
+    smaller children from them as from a count of the rows, and equal the direct counts.
+
+    Random tables (a missing bin, codes), some nodes sending every row left (an empty
+    child), and a node whose feature the level did not count sending every row left too.
+    """
+    monkeypatch.setattr(_histogram, "SUBTRACT_COST", (-1.0, 0.0))  # subtract whenever shared
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(0, 500)), int(rng.integers(2, 8))
+    n_bins = int(rng.choice([3, 9, 33]))
+    binned = rng.integers(0, n_bins, (n, d)).astype(np.uint8)
+    binned[rng.random((n, d)) < 0.1] = n_bins - 1  # the missing bin
+    k = int(rng.integers(1, 4))
+    label = rng.integers(0, k, n)
+    for layout in (DenseBins(binned, n_bins), SparseBins(binned, n_bins)):
+        levels = LevelCounts(layout)
+        chosen = []
+        smaller = levels._smaller_children
+
+        def spy(node, n_nodes, n_shared, sizes=None):
+            got = smaller(node, n_nodes, n_shared, sizes)
+            direct = smaller(node, n_nodes, n_shared)
+            chosen.append(sizes is not None)
+            assert (got is None and direct is None) or np.array_equal(got, direct)
+            return got
+
+        monkeypatch.setattr(levels, "_smaller_children", spy)
+        node = np.zeros(n, dtype=np.intp)
+        for level in range(5):
+            n_nodes = 2**level
+            features = np.unique(rng.integers(0, d, int(rng.integers(2, d + 1))))
+            got = levels.counts(node, n_nodes, label, k, features)
+            assert _same_bits(got, layout.counts(node, n_nodes, label, k, features))
+            feature = rng.choice(features, n_nodes)
+            table = rng.random((n_nodes, n_bins)) < 0.5
+            table[rng.random(n_nodes) < 0.2] = False  # every row left
+            uncounted = np.setdiff1d(np.arange(d), features)
+            if uncounted.size and n_nodes > 1:  # a feature not counted: every row left
+                feature[0], table[0] = uncounted[0], False
+            children = levels.children(feature, table)
+            node = _children(binned, node, n_nodes, feature, table)
+            direct = np.bincount(node * k + label, minlength=2 * n_nodes * k)
+            assert children.dtype == np.int64
+            np.testing.assert_array_equal(children, direct.reshape(2 * n_nodes, k).T)
+        assert any(chosen) == isinstance(layout, DenseBins)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -158,6 +158,32 @@ def test_missing_values_cost_nothing_more_and_are_used():
         assert fitted.score(Xt, yt) > clone(est).fit(filled, y).score(filled_t, yt) + 0.02
 
 
+@pytest.mark.parametrize("data", ["missing", "categorical"])
+def test_leaves_hold_the_class_counts_of_their_rows(data):
+    """The leaves' counts come from the last level's counts, not from the rows moved to the
+    leaves: at ε = ∞ (no noise) each leaf's class frequencies are those of the training rows
+    that the fitted tree sends to it, exactly. Depth 6, so that some nodes do not split and
+    some leaves are empty; missing values, and a categorical feature's sets of codes."""
+    if data == "missing":
+        X, y = _missing()
+        kw = dict(bounds=(0, 9))
+    else:
+        X, y = _categorical()
+        kw = dict(categorical_features=[1], categories=CATEGORIES)
+    for est in (DPDecisionTreeClassifier(epsilon=math.inf, max_depth=6, **kw),
+                DPRandomForestClassifier(epsilon=math.inf, max_depth=6, n_estimators=3,
+                                         random_state=0, **kw)):
+        est.fit(X, y)
+        binned = est._binned(est._validate_predict_data(X))
+        for tree in est._trees:
+            leaf = tree.leaf_index(binned)
+            counts = np.bincount(leaf * 2 + y, minlength=2 * 64).reshape(64, 2)
+            total = counts.sum(axis=1, keepdims=True)
+            expected = np.where(total > 0, counts / np.maximum(total, 1), 0.5)
+            assert (total == 0).any() and (total > 0).sum() > 8
+            np.testing.assert_array_equal(tree.value, expected)
+
+
 def _split_draws(extra_row, split_epsilon, n_draws, seed):
     """Root splits of ``n_draws`` nodes of one feature with 3 bins of values and a missing bin.
 
