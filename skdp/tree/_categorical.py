@@ -26,7 +26,8 @@ import numpy as np
 from ..utils._validation import check_array, validate_data
 from ._binning import apply_bins, bin_edges, quantile_edges
 
-__all__ = ["FeaturesMixin", "categorical_mask", "check_categories", "encode_categorical"]
+__all__ = ["FeaturesMixin", "bin_features", "categorical_mask", "category_codes",
+           "check_categories", "encode_categorical", "outside_error"]
 
 
 class FeaturesMixin:
@@ -100,14 +101,7 @@ class FeaturesMixin:
 
     def _binned(self, X):
         """uint8 bins: numeric features by ``bin_edges_``, categorical ones their codes."""
-        numeric = self._numeric(X.shape[1])
-        if numeric.all():
-            return apply_bins(X, self.bin_edges_)
-        binned = np.empty(X.shape, dtype=np.uint8, order="F")
-        binned[:, ~numeric] = X[:, ~numeric]  # codes 0..c, c <= max_bins <= 255
-        if numeric.any():  # never cast: a value out of uint8's range would warn
-            binned[:, numeric] = apply_bins(X[:, numeric], self.bin_edges_[numeric])
-        return binned
+        return bin_features(X, self.bin_edges_, self.is_categorical_)
 
     def _edges(self, X, bounds, private):
         """Inner bin edges: public or released bounds, else (ε = ∞) the data's quantiles.
@@ -256,32 +250,64 @@ def _missing(value):
     return type(value).__name__ in ("NAType", "NaTType")
 
 
-def encode_categorical(column, categories, *, unknown, feature):
-    """Codes 0..c−1 of the public categories, c for a missing value (float array).
+def bin_features(X, edges, categorical):
+    """uint8 bins of float ``X``: numeric features by ``edges``, categorical ones their codes.
+
+    ``categorical`` is the mask of the categorical features (None: none is),
+    whose columns hold the codes 0..c of :func:`encode_categorical`.
+    """
+    if categorical is None or not categorical.any():
+        return apply_bins(X, edges)
+    numeric = ~categorical
+    binned = np.empty(X.shape, dtype=np.uint8, order="F")
+    binned[:, categorical] = X[:, categorical]  # codes 0..c, c <= max_bins <= 255
+    if numeric.any():  # never cast: a value out of uint8's range would warn
+        binned[:, numeric] = apply_bins(X[:, numeric], edges[numeric])
+    return binned
+
+
+def category_codes(column, categories):
+    """Codes 0..c−1 of the public categories, c for a missing value, −1 for any other value.
 
     Values match categories by Python equality (1 and 1.0 are one category,
-    as in scikit-learn). ``unknown="error"`` refuses a value outside the
-    categories (fit, before the charge); ``unknown="missing"`` gives it the
-    code c (predict).
+    as in scikit-learn). Returns a float array; never raises.
     """
     c = len(categories)
     lookup = {v: k for k, v in enumerate(categories)}
     column = np.asarray(column)
     if column.dtype.kind in "biuf":  # numeric codes: look up each distinct value once
         values, inverse = np.unique(column.astype(np.float64), return_inverse=True)
-        codes = np.array([lookup.get(v, -1) for v in values.tolist()], dtype=np.float64)
-        codes = codes[inverse.reshape(-1)]
-    else:
-        codes = np.array([_get(lookup, v) for v in column], dtype=np.float64)
-    outside = False
+        table = np.array([lookup.get(v, -1) for v in values.tolist()], dtype=np.float64)
+        table[np.isnan(values)] = c  # a category is never NaN (check_categories)
+        return table[inverse.reshape(-1)]
+    codes = np.array([_get(lookup, v) for v in column], dtype=np.float64)
     for i in np.flatnonzero(codes < 0):
-        outside = outside or not _missing(column[i])
-        codes[i] = c
-    if outside and unknown == "error":
-        # Never quote the values (nor count them): they are rows' private values.
-        raise ValueError(f"Categorical feature {feature} holds values outside its public "
-                         "categories. Add them to its categories or make them missing values "
-                         "before fitting; nothing was charged.")
+        if _missing(column[i]):
+            codes[i] = c
+    return codes
+
+
+def outside_error(feature):
+    """The error for values outside a feature's public categories (before the charge)."""
+    # Never quote the values (nor count them): they are rows' private values.
+    return ValueError(f"Categorical feature {feature} holds values outside its public "
+                      "categories. Add them to its categories or make them missing values "
+                      "before fitting; nothing was charged.")
+
+
+def encode_categorical(column, categories, *, unknown, feature):
+    """Codes 0..c−1 of the public categories, c for a missing value (float array).
+
+    :func:`category_codes`; ``unknown="error"`` refuses a value outside the
+    categories (fit, before the charge); ``unknown="missing"`` gives it the
+    code c (predict).
+    """
+    codes = category_codes(column, categories)
+    outside = codes < 0
+    if outside.any():
+        if unknown == "error":
+            raise outside_error(feature)
+        codes[outside] = len(categories)
     return codes
 
 

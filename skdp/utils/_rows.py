@@ -19,10 +19,11 @@ in-memory fit's ``validate_data`` reads, before the charge:
   a DataFrame's partition lengths and unknown chunk sizes are computed,
   which reads lengths only;
 - one pass that checks finiteness per column (and, for a classifier, the
-  set of labels of ``y``), because the in-memory fit refuses NaN and
-  infinity before the charge. It raises the same errors as in memory (they
-  name the column, never a value) and otherwise keeps nothing: no value it
-  reads reaches anything released.
+  set of labels of ``y``; for the boosting, the categorical features'
+  values against their public categories), because the in-memory fit
+  refuses NaN, infinity and those values before the charge. It raises the
+  same errors as in memory (they name the column, never a value) and
+  otherwise keeps nothing: no value it reads reaches anything released.
 
 Why no error after the charge depends on a row (issue 27, point 2). After
 the charge, every pass applies to each row a total map that cannot raise:
@@ -48,8 +49,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["bounded_block", "check_lazy_X", "finite_block", "is_lazy", "label_index", "lazy_rows", "refuse_lazy", "row_sums",
-           "tree_sum"]
+__all__ = ["bounded_block", "check_frame_dtypes", "check_lazy_X", "finite_block", "is_lazy",
+           "label_index", "lazy_rows", "refuse_lazy", "row_sums", "tree_sum"]
 
 _FLOAT_MAX = np.finfo(np.float64).max
 
@@ -191,7 +192,20 @@ def _feature_names(estimator, X, reset):
         raise ValueError("The feature names should match those that were passed during fit.")
 
 
-def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="numeric"):
+def check_frame_dtypes(X, columns):
+    """Refuse, from the metadata, the ``columns`` of a DataFrame ``X`` that are not numeric."""
+    import pandas as pd
+
+    bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(X[c].dtype)
+                                      or pd.api.types.is_bool_dtype(X[c].dtype))
+           or pd.api.types.is_complex_dtype(X[c].dtype)]
+    if bad:
+        shown = ", ".join(repr(c) if isinstance(c, str) else str(c) for c in bad[:5])
+        raise _dtype_error("X", f" column{'s' if len(bad) > 1 else ''} {shown}")
+
+
+def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="numeric",
+                 also=None):
     """Validate a dask ``X`` (and ``y``) as the in-memory ``validate_data(..., dtype=float64)`` does.
 
     Reads metadata (dimensions, dtypes, names, chunk sizes), then one pass
@@ -202,6 +216,12 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     after the checks. Call it before the charge: nothing it reads is kept but
     the labels, which the caller checks against the public ``classes`` (or
     releases with a warning, as in memory).
+
+    ``also``, when given, is a function of the float dask ``X`` that returns
+    ``(collection, refuse)``: the collection is computed in the same pass,
+    and ``refuse(value)`` is called with its value after the finiteness
+    checks, to raise the caller's own error before the charge (the
+    boosting's values outside the public categories).
 
     Returns
     -------
@@ -216,14 +236,7 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
     columns = getattr(X, "columns", None)
     _feature_names(estimator, X, reset)
     if columns is not None:  # a DataFrame: the dtypes of its columns, from metadata
-        import pandas as pd
-
-        bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(X[c].dtype)
-                                          or pd.api.types.is_bool_dtype(X[c].dtype))
-               or pd.api.types.is_complex_dtype(X[c].dtype)]
-        if bad:
-            shown = ", ".join(repr(c) if isinstance(c, str) else str(c) for c in bad[:5])
-            raise _dtype_error("X", f" column{'s' if len(bad) > 1 else ''} {shown}")
+        check_frame_dtypes(X, columns)
     X = _as_dask_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D array, got a {X.ndim}D dask array instead: reshape "
@@ -263,10 +276,15 @@ def check_lazy_X(estimator, X, y=None, *, reset=True, allow_nan=False, y_kind="n
             checks["y"] = (da.isnan(y).any(), da.isinf(y).any())
         if y_kind == "labels":
             checks["labels"] = da.unique(y)
+    refuse = None
+    if also is not None:
+        checks["also"], refuse = also(X)
     found = dask.compute(checks)[0] if checks else {}
     if "X" in found:
         _refuse_non_finite(estimator, np.asarray(found["X"][0]), np.asarray(found["X"][1]),
                            columns)
+    if refuse is not None:
+        refuse(found["also"])
     if "y" in found:
         _refuse_non_finite(estimator, np.atleast_1d(found["y"][0]),
                            np.atleast_1d(found["y"][1]), None, name="y")

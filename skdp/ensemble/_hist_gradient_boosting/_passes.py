@@ -6,8 +6,10 @@ from what has been released so far: the chunk is binned by the public or
 released edges, its raw scores are the baseline plus the finished rounds'
 trees (:func:`._loss.raw_scores`), its gradients and hessians follow from the
 loss, and its rows descend the tree being grown to the level being split.
-The chunk then returns its (node, feature, bin) sums, computed by the
-splitter's own :meth:`histograms` on the chunk's layout
+A categorical feature's column holds its codes, computed in the chunk by
+its public categories (:mod:`._lazy_categorical`); the codes are its bins,
+as in memory. The chunk then returns its (node, feature, bin) sums,
+computed by the splitter's own :meth:`histograms` on the chunk's layout
 (:func:`skdp.tree._histogram.make_bins`); :func:`skdp.utils._rows.row_sums`
 adds the chunks' sums, and the splitter chooses on the client with the
 fit's generator, as in memory. So the fit is the in-memory fit up to the
@@ -25,7 +27,7 @@ from functools import partial
 
 import numpy as np
 
-from ...tree._binning import apply_bins
+from ...tree._categorical import bin_features
 from ...tree._grower import descend, grow_levels
 from ...tree._histogram import make_bins
 from ...utils._rows import label_index, row_sums
@@ -37,21 +39,23 @@ __all__ = ["ChunkRows", "class_counts", "grow_on_chunks", "log_loss_rows", "root
 
 
 class ChunkRows:
-    """What a chunk needs to recompute its rows' state: the bin edges, the baseline, the loss.
+    """What a chunk needs to recompute its rows' state: the bins, the baseline, the loss.
 
     ``loss(raw, y)`` gives the (n, n_trees) gradients and hessians of a
     chunk's rows at their raw scores (a picklable function: it runs on the
-    workers).
+    workers). ``categorical`` is the mask of the categorical features (None:
+    none is), whose columns hold their codes (:mod:`._lazy_categorical`).
     """
 
-    def __init__(self, edges, baseline, loss):
+    def __init__(self, edges, baseline, loss, categorical=None):
         self.edges = edges
         self.baseline = baseline
         self.loss = loss
+        self.categorical = categorical
 
     def state(self, X, y, predictors):
         """The chunk's bins, gradients and hessians after the released rounds ``predictors``."""
-        binned = apply_bins(X, self.edges)
+        binned = bin_features(X, self.edges, self.categorical)
         g, h = self.loss(raw_scores(binned, self.baseline, predictors), y)
         return binned, g, h
 
@@ -78,9 +82,9 @@ def target_sum(y, *, bounds_y):
     return scaled_target(y, bounds_y).sum()
 
 
-def seen_bins(X, *, edges, n_bins):
+def seen_bins(X, *, edges, n_bins, categorical=None):
     """Rows per (feature, bin) of a chunk: which bins occur at fit (ε = ∞ only)."""
-    binned = apply_bins(X, edges)
+    binned = bin_features(X, edges, categorical)
     return np.stack([np.bincount(binned[:, j], minlength=n_bins)
                      for j in range(binned.shape[1])]).reshape(binned.shape[1], n_bins)
 

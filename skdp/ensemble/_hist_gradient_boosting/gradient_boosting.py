@@ -27,6 +27,7 @@ from ...tree._grower import feature_importances, grow_tree
 from ...tree._histogram import make_bins
 from ._loss import (GRADIENT_CLIP, log_loss_gradients, one_hot, raw_scores, scaled_target,
                     squared_gradients)
+from ._lazy_categorical import chunk_codes, missing_codes, outside_check, public_categories
 from ._passes import (ChunkRows, class_counts, grow_on_chunks, log_loss_rows, root_sums,
                       seen_bins, squared_rows, target_sum)
 from ._privacy import plan_boosting
@@ -174,7 +175,8 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         n_bins = self.max_bins + 1
         seen = None
         if not plan.private:  # ε = ∞ only: which bins occur at fit (the missing bins)
-            seen = row_sums(partial(seen_bins, edges=rows.edges, n_bins=n_bins), X) > 0
+            seen = row_sums(partial(seen_bins, edges=rows.edges, n_bins=n_bins,
+                                    categorical=rows.categorical), X) > 0
         splitter = self._splitter(plan, n_trees, sensitivities, gradient_bound, seen)
         predictors = []
         verbose, start = self._check_verbose(), time.perf_counter()
@@ -190,23 +192,31 @@ class _BaseDPHistGradientBoosting(FeaturesMixin, DPEstimatorMixin, BaseEstimator
         self._boosted(predictors, splitter, plan, X.shape[1])
 
     def _validate_lazy(self, X, y, y_kind):
-        """check_lazy_X for the boosting, after the refusals that need no pass over the data."""
-        mask, _ = categorical_mask(X, self.categorical_features)  # dtypes and names only
-        if mask is not None:
-            raise ValueError("Categorical features are not available on dask input yet: "
-                             "encode them as numeric columns, set categorical_features=None, "
-                             "or fit an in-memory array. Nothing was charged.")
-        if self.categories is not None:
+        """check_lazy_X for the boosting, after the refusals that need no pass over the data.
+
+        Categorical features get their public categories from metadata
+        (:mod:`._lazy_categorical`), and each chunk's codes; values outside
+        the categories are refused in check_lazy_X's one pass, as in memory.
+        """
+        mask, from_dtype = categorical_mask(X, self.categorical_features)  # dtypes and names only
+        if mask is None and self.categories is not None:
             raise ValueError("categories is given but no feature is categorical: set "
                              "categorical_features.")
-        if check_epsilon(self.epsilon) == math.inf and self.bounds is None:
+        numeric = mask is None or not mask.all()
+        if check_epsilon(self.epsilon) == math.inf and self.bounds is None and numeric:
             raise ValueError("epsilon=inf on dask input needs public bounds: without them the "
                              "bins are the data's exact quantiles, which passes of sums over "
                              "the chunks do not give. Pass bounds=(lower, upper) or fit an "
                              "in-memory array. Nothing was charged.")
-        self.is_categorical_ = None
+        self.is_categorical_ = mask
         self._categories = None
-        return check_lazy_X(self, X, y, allow_nan=True, y_kind=y_kind)
+        if mask is None:
+            return check_lazy_X(self, X, y, allow_nan=True, y_kind=y_kind)
+        self._categories = public_categories(X, mask, from_dtype, self.categories,
+                                             self.max_bins)
+        X, *rest = check_lazy_X(self, chunk_codes(X, mask, self._categories), y,
+                                allow_nan=True, y_kind=y_kind, also=outside_check(self, mask))
+        return (missing_codes(X, mask, self._categories), *rest)
 
     def _raw_predict(self, X):
         check_is_fitted(self)
@@ -391,16 +401,20 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
     complete). The private splitter is a different algorithm: the gain has
     no bounded sensitivity.
 
-    ``fit`` also takes a dask array or DataFrame of numeric features with
-    an in-memory or dask ``y`` (:ref:`larger_than_memory`): the same plan
-    and charge, then one pass over the chunks per tree level and one per
-    tree's leaves, each chunk recomputing its rows' raw scores from the
-    trees released so far and returning its histogram sums; the splits and
-    the noise are drawn on the client, so the model is the in-memory one up
-    to the order of float additions. ``predict``, ``predict_proba`` and
-    ``decision_function`` of dask input are lazy. Categorical features, and
-    ``epsilon=inf`` without ``bounds`` (the data's quantiles), still need
-    the rows in memory.
+    ``fit`` also takes a dask array or DataFrame with an in-memory or dask
+    ``y`` (:ref:`larger_than_memory`): the same plan and charge, then one
+    pass over the chunks per tree level and one per tree's leaves, each
+    chunk recomputing its rows' codes, bins and raw scores from the trees
+    released so far and returning its histogram sums; the splits and the
+    noise are drawn on the client, so the model is the in-memory one up to
+    the order of float additions. Categorical features work as in memory:
+    a dask DataFrame's ``Categorical`` columns must have known categories
+    in its metadata (``cat.known``; unknown ones are refused before the
+    charge, since ``.cat.as_known()`` would read them from the rows), or
+    ``categories`` gives them; a value outside them is refused in the
+    checks before the charge. ``predict``, ``predict_proba`` and
+    ``decision_function`` of dask input are lazy. ``epsilon=inf`` without
+    ``bounds`` (the data's quantiles) still needs the rows in memory.
 
     Examples
     --------
@@ -503,7 +517,8 @@ class DPHistGradientBoostingClassifier(ClassifierMixin, _BaseDPHistGradientBoost
         edges = self._edges(X, bounds, private)
         if lazy:
             rows = ChunkRows(edges, baseline,
-                             partial(log_loss_rows, classes=classes, n_trees=n_trees))
+                             partial(log_loss_rows, classes=classes, n_trees=n_trees),
+                             self.is_categorical_)
             self._boost_lazy(X, y, rows, n_trees=n_trees, plan=plan, sensitivities=sens,
                              rng=rng)
         else:
@@ -695,7 +710,8 @@ secure, verbose
         edges = self._edges(X, bounds, private)
         if lazy:
             rows = ChunkRows(edges, baseline, partial(squared_rows, bounds_y=bounds_y,
-                                                      clip=clip, private=private))
+                                                      clip=clip, private=private),
+                             self.is_categorical_)
             self._boost_lazy(X, y, rows, n_trees=1, plan=plan,
                              sensitivities=(GRADIENT_CLIP, 1.0), rng=rng,
                              gradient_bound=GRADIENT_CLIP)
