@@ -41,7 +41,8 @@ subprocess inherits them) and fits inside ``threadpoolctl.threadpool_limits(thre
 ``DPPCA(data_norm=15)`` (private bounds), ε = 1, at 3·10^5 x 50 and 10^6 x 50
 (``--speed-shapes``; Gaussian rows with standard deviations from 0.5 to 3 over the columns),
 rounds interleaved (benchmarks/_speed.py), with one thread and with ``--threads``, and the
-peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV::
+peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV (its
+``skdp/decomposition/_pca.py`` on today's skdp), ``--baseline-all`` REV's three settings::
 
     python benchmarks/bench_decomposition.py --speed --threads 2 --baseline 8a652f7
 
@@ -295,6 +296,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--speed-shapes", default="300000x50,1000000x50")
     parser.add_argument("--baseline", metavar="REV", help="with --speed: also DPPCA of REV")
+    parser.add_argument("--baseline-all", action="store_true",
+                        help="with --baseline: REV's DPPCA in the three settings, not only bounds")
     parser.add_argument("--steps", action="store_true",
                         help="time each step of DPPCA(bounds)'s pass and of PCA(), one thread")
     parser.add_argument("--numpy-gram", action="store_true",
@@ -372,8 +375,11 @@ def speed(args):
         }
         if args.baseline:
             Old = baseline_class(args.baseline)
-            contenders[f"DPPCA@{args.baseline}(bounds)"] = lambda: Old(
-                bounds=(-12.0, 12.0), random_state=0).fit(X)
+            for name, kw in (("bounds", dict(bounds=(-12.0, 12.0))),
+                             ("bounds, data_norm", dict(bounds=(-12.0, 12.0), data_norm=15.0)),
+                             ("data_norm", dict(data_norm=15.0)))[:3 if args.baseline_all else 1]:
+                contenders[f"DPPCA@{args.baseline}({name})"] = \
+                    lambda kw=kw: Old(random_state=0, **kw).fit(X)
         return X, contenders
 
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")]
