@@ -390,7 +390,7 @@ def speed(args):
 
 
 def steps(args):
-    """Milliseconds of each step of DPPCA(bounds)'s pass and of PCA()'s, one thread."""
+    """Milliseconds (wall and CPU) of each step of DPPCA(bounds)'s pass and of PCA()'s, one thread."""
     from skdp.decomposition import _pca
 
     def dppca(X, tick):
@@ -432,25 +432,29 @@ def steps(args):
     for n, d in (tuple(int(v) for v in s.split("x")) for s in args.speed_shapes.split(",")):
         X = np.random.default_rng(0).standard_normal((n, d))
         X *= np.linspace(0.5, 3.0, d)
-        totals = {}
+        totals = {}  # step: [wall seconds, the process's CPU seconds]
         with threadpool_limits(1):
             for _ in range(args.rounds):
                 for run in (dppca, pca):
-                    last = [time.perf_counter()]
+                    last = [time.perf_counter(), time.process_time()]
 
                     def tick(step):
-                        now = time.perf_counter()
-                        totals[step] = totals.get(step, 0.0) + now - last[0]
-                        last[0] = now
+                        now = [time.perf_counter(), time.process_time()]
+                        spent = totals.setdefault(step, [0.0, 0.0])
+                        for i in (0, 1):
+                            spent[i] += now[i] - last[i]
+                        last[:] = now
 
                     run(X, tick)
-        print(f"{n} x {d}, one thread, mean of {args.rounds} interleaved rounds (ms):")
-        for step, seconds in totals.items():
-            print(f"  {step}: {1e3 * seconds / args.rounds:.1f}")
-        print("  DPPCA(bounds) steps in all: %.1f; PCA() steps in all: %.1f" % tuple(
-            1e3 * sum(v for k, v in totals.items()
-                      if k.startswith(p) == want and not k.startswith("aside")) / args.rounds
-            for p, want in (("PCA", False), ("PCA", True))))
+        print(f"{n} x {d}, one thread, mean of {args.rounds} interleaved rounds "
+              "(ms, wall / the process's CPU):")
+        for step, (wall, cpu) in totals.items():
+            print(f"  {step}: {1e3 * wall / args.rounds:.1f} / {1e3 * cpu / args.rounds:.1f}")
+        for i, what in ((0, "wall"), (1, "CPU")):
+            print(f"  in all ({what}): DPPCA(bounds) %.1f, PCA() %.1f" % tuple(
+                1e3 * sum(v[i] for k, v in totals.items()
+                          if k.startswith(p) == want and not k.startswith("aside"))
+                / args.rounds for p, want in (("PCA", False), ("PCA", True))))
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
     return 0
 
