@@ -44,7 +44,7 @@ from ._candidates import left_sums, numeric_tables
 from ._categorical import FeaturesMixin
 from ._choice import exponential_choice
 from ._grower import _children, feature_importances, grow_levels
-from ._histogram import LevelCounts, make_bins
+from ._histogram import LevelCounts, make_bins, root_counts
 from ._zcdp import calibrate_rho
 from ..stats._range import _bounds_release, check_bounds_or_none, split_curve
 from ..utils import DEFAULT_DELTA, check_delta, check_epsilon
@@ -416,10 +416,14 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
                                                         delta=delta, rng=rng), d)
         self.bin_edges_ = self._edges(X, bounds, private)
         binned = self._binned(X)
-        # A numeric feature's max_bins bins and its missing bin; a categorical feature's
-        # c <= max_bins categories and its missing code c.
-        bins = make_bins(binned, self.max_bins + 1)
         label = np.searchsorted(classes, y)  # each row's class: y holds only classes
+        # A numeric feature's max_bins bins and its missing bin; a categorical feature's
+        # c <= max_bins categories and its missing code c. Every tree's root holds every
+        # row: the roots' class counts of every feature are counted once, and give the
+        # layout's rule its counts per bin.
+        roots = root_counts(binned, label, classes.size, self.max_bins + 1)
+        bins = make_bins(binned, self.max_bins + 1, bin_counts=roots.sum(axis=(0, 1)))
+        roots = {j: roots[:, :, j:j + 1] for j in range(d)}
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees
             split_epsilon = math.sqrt(8.0 * SPLIT_SHARE * rho / self.max_depth)
@@ -437,8 +441,6 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
 
         def level_done(level):  # one tree: a line per level (a forest's trees say when grown)
             say(f"level {level}/{self.max_depth} split")
-
-        roots = {}  # the root's class counts of each feature, the same in every tree
 
         def grow(tree_rng):  # the tree's own LevelCounts: the counts kept from level to level
             return grow_count_tree(LevelCounts(bins, roots), binned, label,

@@ -25,7 +25,7 @@ additions, so they equal the sums of the one-hot class weights bit for bit.
 
 import numpy as np
 
-__all__ = ["DenseBins", "SparseBins", "make_bins"]
+__all__ = ["DenseBins", "SparseBins", "make_bins", "root_counts"]
 
 # make_bins keeps the sparse layout when at most this fraction of the binned entries lies
 # outside their feature's most common bin. The dense columns are the binned matrix itself
@@ -56,32 +56,51 @@ CHUNK_ROWS = 2**15
 SUBTRACT_COST = (3.0, 2.0)
 
 
-def _common_bins(columns, n_bins):
+def _common_bins(columns, n_bins, counts=None):
     """Each feature's most common bin (the first of the most common) and its count.
 
-    Counted by blocks of rows (integers: the same counts), so that no column is
-    converted to a whole int array at once.
+    ``counts`` (d, n_bins), each feature's rows per bin, when already counted;
+    else counted by blocks of rows (integers: the same counts), so that no
+    column is converted to a whole int array at once.
     """
-    counts = np.zeros((len(columns), n_bins), dtype=np.int64)
-    n = columns.shape[1] if len(columns) else 0
-    for start in range(0, n, max(1, CHUNK_ROWS)):
-        for j, col in enumerate(columns):
-            counts[j] += np.bincount(col[start:start + CHUNK_ROWS], minlength=n_bins)
+    if counts is None:
+        counts = np.zeros((len(columns), n_bins), dtype=np.int64)
+        n = columns.shape[1] if len(columns) else 0
+        for start in range(0, n, max(1, CHUNK_ROWS)):
+            for j, col in enumerate(columns):
+                counts[j] += np.bincount(col[start:start + CHUNK_ROWS], minlength=n_bins)
     common = counts.argmax(axis=1).astype(np.int64)
     return common, counts[np.arange(common.size), common]
 
 
-def make_bins(binned, n_bins):
+def root_counts(binned, label, n_classes, n_bins):
+    """Every feature's class counts over every row: int64 (k, 1, d, n_bins).
+
+    ``label`` is each row's class in 0..k − 1. These are the root's counts
+    of every class-count tree grown on these rows (:class:`LevelCounts`'s
+    ``roots``) and, summed over the classes, each feature's rows per bin
+    (:func:`make_bins`'s ``bin_counts``): one pass of
+    :meth:`DenseBins.int_counts` for both.
+    """
+    columns = np.asfortranarray(binned)
+    n, d = columns.shape
+    layout = DenseBins(columns, n_bins, common=np.zeros(d, dtype=np.int64))  # not read here
+    return layout.int_counts(np.zeros(n, dtype=np.intp), 1, label, n_classes, np.arange(d))
+
+
+def make_bins(binned, n_bins, *, bin_counts=None):
     """The histogram layout of the uint8 binned matrix (n, d): dense, or sparse if mostly common.
 
     The rule reads the binned matrix's density, a property of the data, but
     only to choose how exact sums are computed: :class:`DenseBins` and
     :class:`SparseBins` give bit-identical histograms, so nothing released
-    depends on the choice.
+    depends on the choice. ``bin_counts`` (d, n_bins), each feature's rows
+    per bin when the caller has counted them (:func:`root_counts`), spares
+    the rule its own pass over the rows.
     """
     n, d = binned.shape
     columns = np.asfortranarray(binned)  # one contiguous column per feature
-    common, n_common = _common_bins(columns.T, n_bins)
+    common, n_common = _common_bins(columns.T, n_bins, bin_counts)
     outside = n * d - int(n_common.sum())
     if outside <= SPARSE_DENSITY * n * d:
         return SparseBins(binned, n_bins, common=common)

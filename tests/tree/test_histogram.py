@@ -14,7 +14,7 @@ from skdp.ensemble import (
 from skdp.tree import DPDecisionTreeClassifier, _histogram
 from skdp.tree._binning import COMPARE_EDGES, apply_bins, bin_edges, quantile_edges
 from skdp.tree._grower import _children
-from skdp.tree._histogram import DenseBins, LevelCounts, SparseBins, make_bins
+from skdp.tree._histogram import DenseBins, LevelCounts, SparseBins, make_bins, root_counts
 
 
 def _same_bits(a, b):
@@ -314,6 +314,29 @@ def test_make_bins_is_dense_unless_most_entries_are_in_their_common_bin():
     assert not np.shares_memory(make_bins(dense, 33).columns, dense)  # C-ordered: copied
     columns = np.asfortranarray(dense)
     assert make_bins(columns, 33).columns is columns  # a Fortran-ordered one is not
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_root_counts_are_the_direct_counts_and_choose_the_same_layout(monkeypatch, seed):
+    """root_counts: every feature's class counts over every row, the same integers as each
+    layout's counts at one node; summed over the classes, make_bins makes from them the
+    layout and the common bins that it makes from its own count of the rows."""
+    binned, n_bins, _, _, _ = _random_case(seed)
+    rng = np.random.default_rng(seed)
+    n, d = binned.shape
+    k = int(rng.integers(1, 4))
+    label = rng.integers(0, k, n)
+    got = root_counts(binned, label, k, n_bins)
+    root = np.zeros(n, dtype=np.intp)
+    assert got.dtype == np.int64 and got.shape == (k, 1, d, n_bins)
+    for layout in (SparseBins(binned, n_bins), DenseBins(binned, n_bins)):
+        assert _same_bits(got, layout.counts(root, 1, label, k, np.arange(d)))
+    for density in (1.0, -1.0, _histogram.SPARSE_DENSITY, 0.3):
+        monkeypatch.setattr(_histogram, "SPARSE_DENSITY", density)
+        own = make_bins(binned, n_bins)
+        given = make_bins(binned, n_bins, bin_counts=got.sum(axis=(0, 1)))
+        assert type(given) is type(own)
+        np.testing.assert_array_equal(given.common, own.common)
 
 
 def _layout(monkeypatch, layout):
