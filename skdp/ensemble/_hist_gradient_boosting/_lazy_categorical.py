@@ -81,8 +81,9 @@ def public_categories(X, mask, from_dtype, categories, max_bins):
 
 def _frame_codes(frame, mask, categories):
     """Float rows of a pandas partition: categorical columns as codes (−1: outside)."""
-    out = np.empty(frame.shape, dtype=np.float64)
-    for j, column in enumerate(frame.columns):
+    # column by column into a Fortran-ordered array, which the DataFrame wraps without a copy
+    out = np.empty(frame.shape, dtype=np.float64, order="F")
+    for j in range(frame.shape[1]):
         values = frame.iloc[:, j]
         if not mask[j]:
             out[:, j] = values.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -97,7 +98,7 @@ def _frame_codes(frame, mask, categories):
             out[:, j] = category_codes(values.to_numpy(), categories[j])
     import pandas as pd
 
-    return pd.DataFrame(out, columns=frame.columns, index=frame.index)
+    return pd.DataFrame(out, columns=frame.columns, index=frame.index, copy=False)
 
 
 def _block_codes(block, mask, categories):
