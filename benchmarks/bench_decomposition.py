@@ -403,7 +403,8 @@ def steps(args):
         tick("the guess of C (4,096 rows)")
         norms = np.empty(n)
         gram, sums = np.zeros((d, d)), np.zeros(d)
-        for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None), tick, "clip"):
+        blocks = list(_pca.row_blocks(n, d, _pca.block_bytes(X)))  # the fit's blocks
+        for rows, Y in _steps_blocks(_pca.clipped_blocks(X, bounds, None, blocks), tick, "clip"):
             _pca._row_norms(Y, norms[rows])
             tick("the rows' norms")
             _pca._scale_down(Y, norms[rows], C_guess)

@@ -77,15 +77,16 @@ def n_threads():
     return max(1, min(min(counts, default=1), os.cpu_count() or 1))
 
 
-def map_blocks(func, n_rows, n_cols, threads=None):
+def map_blocks(func, n_rows, n_cols, threads=None, block_bytes=None):
     """``func(blocks)`` on runs of consecutive row blocks, one run per thread; results in order.
 
-    ``func`` takes a list of slices (:func:`row_blocks`) and returns a list
-    of one result per slice. With several threads (``None``:
-    :func:`n_threads`) each runs ``func`` on its run of blocks with BLAS
-    held to one thread (numpy releases the GIL in its loops and products).
+    ``func`` takes a list of slices (:func:`row_blocks` of ``block_bytes``)
+    and returns a list of one result per slice. With several threads
+    (``None``: :func:`n_threads`) each runs ``func`` on its run of blocks
+    with BLAS held to one thread (numpy releases the GIL in its loops and
+    products).
     """
-    blocks = list(row_blocks(n_rows, n_cols))
+    blocks = list(row_blocks(n_rows, n_cols, block_bytes))
     if len(blocks) < 2:
         return func(blocks)
     threads = min(n_threads() if threads is None else threads, len(blocks))

@@ -459,6 +459,35 @@ def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
                                        atol=1e-12)
 
 
+def test_blocks_grow_with_X_up_to_four_times_the_block_size(monkeypatch):
+    # Blocks of X's size / 64 within 1 and 4 × BLOCK_BYTES; the fits are those by blocks of
+    # BLOCK_BYTES to round-off, with the same norm bound.
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 10)  # 10 rows of 3 columns
+    assert _pca.block_bytes(np.empty((100, 3))) == 240  # 2,400 bytes / 64 < 240
+    assert _pca.block_bytes(np.empty((1000, 3))) == 24_000 // 64
+    assert _pca.block_bytes(np.empty((10_000, 3))) == 4 * 240
+    seen = []
+
+    def recording(*args, block_bytes=None, **kw):
+        seen.append(block_bytes)
+        return _blocks.map_blocks(*args, block_bytes=block_bytes, **kw)
+
+    monkeypatch.setattr(_pca, "map_blocks", recording)
+    X = _data(2000)  # 48,000 bytes: blocks of 750 bytes (31 rows)
+    settings = [{}, {"data_norm": 5.0}, {"delta": 0.0}]
+    grown = [DPPCA(bounds=B, random_state=0, **kw).fit(X) for kw in settings]
+    assert set(seen) == {48_000 // 64}
+    monkeypatch.setattr(_pca, "block_bytes", lambda X: 240)
+    seen.clear()
+    for kw, ref in zip(settings, grown):
+        est = DPPCA(bounds=B, random_state=0, **kw).fit(X)
+        assert est.data_norm_ == ref.data_norm_
+        for name in ("components_", "explained_variance_", "mean_"):
+            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
+                                       atol=1e-12)
+    assert set(seen) == {240}
+
+
 @pytest.mark.parametrize("guess", [None, math.inf])  # inf: every long row corrected
 def test_fit_does_not_depend_on_the_number_of_threads(monkeypatch, guess):
     # The blocks' sums are added in block order whatever thread summed them: the same bits.
