@@ -63,6 +63,7 @@ from ..exceptions import NoisyEstimateWarning
 
 from ..accounting._bisect import largest_within
 from ..utils import check_bounds
+from ..utils import _blocks
 from ..utils._blocks import map_blocks
 from ..utils._rows import is_lazy, row_sums
 from ._checks import _charge, _check_common, _check_data
@@ -108,6 +109,11 @@ CANDIDATE_RATE = 0.01
 # threshold (bins picked by noise alone give a range far from the data). 1% was preferred
 # to 5%, which gave one such range in 10 fits on Wage at epsilon = 0.05 (single bins).
 SELECT_RATE = 0.01
+
+# The histogram's blocks are at most this many bytes of X (fewer when BLOCK_BYTES is). At
+# 10^6 x 50, blocks of 256 kB, 512 kB, 1 MB and 2 MB took 225, 210, 224 and 248 ms of CPU on
+# one thread, 226, 203, 224 and 252 on two (load 6.6; docs/benchmarks.md, DPPCA's speed).
+HISTOGRAM_BLOCK_BYTES = 2 ** 19
 
 _SIDE = (LOG2_RANGE[1] - LOG2_RANGE[0]) * BINS_PER_OCTAVE  # bins per sign
 N_BINS = 2 * _SIDE + 1  # negative bins, the zero bin, positive bins
@@ -261,8 +267,9 @@ def _bounds_release(X, *, epsilon, delta, rng, secure=False, n_targets=0):
 def _bin_counts(X):
     """The (d, N_BINS) counts of the entries of the 2-D ``X`` in each column's bins (NaN skipped).
 
-    By blocks of rows (:func:`~skdp.utils._blocks.map_blocks`), each counted
-    with one ``np.bincount`` over (column, bin): nothing of X's size is made.
+    By blocks of rows (:func:`~skdp.utils._blocks.map_blocks`, at most
+    :data:`HISTOGRAM_BLOCK_BYTES`), each counted with one ``np.bincount`` over
+    (column, bin): nothing of X's size is made.
     """
     n, d = X.shape
     width = N_BINS + 2  # a column's bins, then its two slots of ±inf or NaN
@@ -278,7 +285,9 @@ def _bin_counts(X):
             total += np.bincount(bins.ravel(), minlength=d * width)
         return [total]
 
-    counts = sum(map_blocks(run, n, d), np.zeros(d * width, dtype=np.int64)).reshape(d, width)
+    block_bytes = min(_blocks.BLOCK_BYTES, HISTOGRAM_BLOCK_BYTES)
+    counts = sum(map_blocks(run, n, d, block_bytes=block_bytes),
+                 np.zeros(d * width, dtype=np.int64)).reshape(d, width)
     slots = counts[:, N_BINS:]
     for j in np.flatnonzero(slots.any(axis=1)):  # ±inf count in the outer bins, NaN in none
         column = X[:, j]

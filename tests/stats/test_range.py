@@ -87,6 +87,26 @@ def test_the_exponent_gives_the_bins_of_log2_but_where_log2_rounds_to_the_power_
     assert not np.all(_range._RIGHT[old[inside & differ]] >= x[inside & differ])
 
 
+def test_bin_counts_read_blocks_of_at_most_histogram_block_bytes(monkeypatch):
+    from skdp.utils import _blocks
+
+    seen = []
+
+    def recording(*args, block_bytes=None, **kw):
+        seen.append(block_bytes)
+        return _blocks.map_blocks(*args, block_bytes=block_bytes, **kw)
+
+    monkeypatch.setattr(_range, "map_blocks", recording)
+    X = np.random.default_rng(7).normal(size=(30_000, 7)) * 100.0  # 1.7 MB: 4 blocks
+    expected = np.stack([np.bincount(i, minlength=_range.N_BINS)
+                         for i in _range.bin_index(X).T])
+    assert _range.HISTOGRAM_BLOCK_BYTES == 2 ** 19 < _blocks.BLOCK_BYTES
+    np.testing.assert_array_equal(_range._bin_counts(X), expected)
+    monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 7 * 64)  # smaller: BLOCK_BYTES
+    np.testing.assert_array_equal(_range._bin_counts(X), expected)
+    assert seen == [2 ** 19, 8 * 7 * 64]
+
+
 @pytest.mark.parametrize("threads", [1, 3])
 def test_bin_counts_by_blocks_are_the_counts_of_bin_index(monkeypatch, threads):
     from skdp.utils import _blocks
