@@ -42,7 +42,8 @@ subprocess inherits them) and fits inside ``threadpoolctl.threadpool_limits(thre
 (``--speed-shapes``; Gaussian rows with standard deviations from 0.5 to 3 over the columns),
 rounds interleaved (benchmarks/_speed.py), with one thread and with ``--threads``, and the
 peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV (its
-``skdp/decomposition/_pca.py`` on today's skdp), ``--baseline-all`` REV's three settings::
+``skdp/decomposition/_pca.py`` and ``skdp/stats/_range.py`` on today's skdp),
+``--baseline-all`` REV's three settings::
 
     python benchmarks/bench_decomposition.py --speed --threads 2 --baseline 8a652f7
 
@@ -347,17 +348,29 @@ def run(args, seeds):
 
 
 def baseline_class(rev):
-    """DPPCA as it was at commit ``rev`` (its module from git, imports made absolute)."""
+    """DPPCA as it was at commit ``rev``: its module and that of the private bounds
+    (skdp/stats/_range.py) from git, their imports made absolute, on today's skdp."""
     import re
     import subprocess
     import types
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    source = subprocess.run(["git", "show", f"{rev}:skdp/decomposition/_pca.py"], cwd=root,
-                            check=True, capture_output=True, text=True).stdout
-    module = types.ModuleType(f"_pca_at_{rev}")
-    exec(compile(re.sub(r"from \.\.", "from skdp.", source), module.__name__, "exec"),
-         module.__dict__)
+
+    def module_at(path, package, replace=()):
+        source = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True,
+                                capture_output=True, text=True).stdout
+        source = re.sub(r"from \.(\w)", rf"from {package}.\1",
+                        re.sub(r"from \.\.", "from skdp.", source))
+        for old, new in replace:
+            source = source.replace(old, new)
+        module = types.ModuleType(f"{os.path.basename(path)[:-3]}_at_{rev}")
+        sys.modules[module.__name__] = module
+        exec(compile(source, module.__name__, "exec"), module.__dict__)
+        return module
+
+    bounds = module_at("skdp/stats/_range.py", "skdp.stats")
+    module = module_at("skdp/decomposition/_pca.py", "skdp.decomposition",
+                       [("from skdp.stats._range import", f"from {bounds.__name__} import")])
     return module.DPPCA
 
 
