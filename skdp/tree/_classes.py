@@ -424,6 +424,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
         roots = root_counts(binned, label, classes.size, self.max_bins + 1)
         bins = make_bins(binned, self.max_bins + 1, bin_counts=roots.sum(axis=(0, 1)))
         roots = {j: roots[:, :, j:j + 1] for j in range(d)}
+        splits = {}  # the root's children's counts, by the root's split: shared by the trees
         if private:  # n trees of ρ/n each compose to ρ (Bun & Steinke 2016, Lemma 2.3)
             rho = calibrate_rho(eps_trees, delta) / n_trees
             split_epsilon = math.sqrt(8.0 * SPLIT_SHARE * rho / self.max_depth)
@@ -443,7 +444,7 @@ class _BaseCountTrees(FeaturesMixin, DPEstimatorMixin, ClassifierMixin, BaseEsti
             say(f"level {level}/{self.max_depth} split")
 
         def grow(tree_rng):  # the tree's own LevelCounts: the counts kept from level to level
-            return grow_count_tree(LevelCounts(bins, roots), binned, label,
+            return grow_count_tree(LevelCounts(bins, roots, splits), binned, label,
                                    max_depth=self.max_depth, splitter=splitter, rng=tree_rng,
                                    report=level_done if n_trees == 1 else None)
 

@@ -328,15 +328,22 @@ class LevelCounts:
     ``roots``, a dict shared by the trees of one fit (the same rows and
     labels), keeps the root's counts of each feature once counted: every
     tree's root holds every row, so its counts of a feature are the same
-    integers in every tree.
+    integers in every tree. ``splits``, shared likewise, keeps the root's
+    children's counts of each feature by the root's split (its feature and
+    table, told by :meth:`children`): trees whose roots split alike (the
+    exponential mechanism often draws the same best split) have children
+    of the same rows, so the same counts.
     """
 
-    def __init__(self, bins, roots=None):
+    def __init__(self, bins, roots=None, splits=None):
         self.bins = bins
         self.n_bins = bins.n_bins
         self.roots = {} if roots is None else roots  # feature: int64 (k, 1, 1, bins)
+        # (root's feature, its table's bytes, feature): int64 (k, 2, 1, bins)
+        self.splits = {} if splits is None else splits
         self._kept = None  # (n_nodes, features, int64 counts) of the level above
         self._sizes = None  # the rows of each node of the next level, from children()
+        self._root_split = None  # the root's (feature, table's bytes), from children()
 
     def counts(self, node, n_nodes, label, n_classes, features):
         """Row counts per (class, node, feature, bin) of ``features`` (increasing): float.
@@ -347,14 +354,29 @@ class LevelCounts:
         features = np.asarray(features, dtype=np.intp)
         kept, self._kept = self._kept, None
         sizes, self._sizes = self._sizes, None
+        split, self._root_split = self._root_split, None
         if n_nodes == 1:
             hist = self._root_counts(node, label, n_classes, features)
-            self._kept = (n_nodes, features, hist)
-            return hist.astype(np.float64)
+        elif n_nodes == 2 and split is not None:
+            # The root's children hold the same rows in every tree whose root splits alike:
+            # their counts of a feature are counted once per fit and such split.
+            new = np.array([j for j in features if split + (j,) not in self.splits], np.intp)
+            if new.size:
+                counted = self._level_counts(node, n_nodes, label, n_classes, new, kept, sizes)
+                for i, j in enumerate(new):
+                    self.splits[split + (j,)] = counted[:, :, i:i + 1]
+            empty = np.zeros((n_classes, 2, 0, self.n_bins), dtype=np.int64)
+            hist = np.concatenate([empty] + [self.splits[split + (j,)] for j in features],
+                                  axis=2)
+        else:
+            hist = self._level_counts(node, n_nodes, label, n_classes, features, kept, sizes)
+        self._kept = (n_nodes, features, hist)
+        return hist.astype(np.float64)
+
+    def _level_counts(self, node, n_nodes, label, n_classes, features, kept, sizes):
+        """The int64 counts of a level below the root: by subtraction where it pays (dense)."""
         if not isinstance(self.bins, DenseBins):  # integers in float64: exact
-            hist = self.bins.counts(node, n_nodes, label, n_classes, features)
-            self._kept = (n_nodes, features, hist.astype(np.int64))
-            return hist
+            return self.bins.counts(node, n_nodes, label, n_classes, features).astype(np.int64)
         shared = np.zeros(features.size, dtype=bool)
         if kept is not None and kept[0] * 2 == n_nodes:
             shared = np.isin(features, kept[1])
@@ -362,23 +384,20 @@ class LevelCounts:
             sizes = None
         small = self._smaller_children(node, n_nodes, int(shared.sum()), sizes)
         if small is None:
-            hist = self.bins.int_counts(node, n_nodes, label, n_classes, features)
-        else:
-            is_small = np.zeros(n_nodes, dtype=bool)
-            is_small[small] = True
-            rows = np.flatnonzero(is_small[node])  # increasing
-            counted = self.bins.int_counts(node, n_nodes, label, n_classes, features[shared],
-                                           rows)
-            parent = kept[2][:, :, np.searchsorted(kept[1], features[shared])]
-            counted[:, small ^ 1] = parent - counted[:, small]  # integers: exact
-            hist = counted
-            if not shared.all():
-                hist = np.empty((n_classes, n_nodes, features.size, self.n_bins), np.int64)
-                hist[:, :, shared] = counted
-                hist[:, :, ~shared] = self.bins.int_counts(node, n_nodes, label, n_classes,
-                                                           features[~shared])
-        self._kept = (n_nodes, features, hist)
-        return hist.astype(np.float64)
+            return self.bins.int_counts(node, n_nodes, label, n_classes, features)
+        is_small = np.zeros(n_nodes, dtype=bool)
+        is_small[small] = True
+        rows = np.flatnonzero(is_small[node])  # increasing
+        counted = self.bins.int_counts(node, n_nodes, label, n_classes, features[shared], rows)
+        parent = kept[2][:, :, np.searchsorted(kept[1], features[shared])]
+        counted[:, small ^ 1] = parent - counted[:, small]  # integers: exact
+        if shared.all():
+            return counted
+        hist = np.empty((n_classes, n_nodes, features.size, self.n_bins), np.int64)
+        hist[:, :, shared] = counted
+        hist[:, :, ~shared] = self.bins.int_counts(node, n_nodes, label, n_classes,
+                                                   features[~shared])
+        return hist
 
     def _root_counts(self, node, label, n_classes, features):
         """The root's int64 counts of ``features``, each feature's counted once per fit."""
@@ -407,6 +426,8 @@ class LevelCounts:
         The children's sizes are kept for the next level's :meth:`counts`.
         """
         n_nodes, features, hist = self._kept
+        if n_nodes == 1:  # the root's split decides its children's rows
+            self._root_split = (int(feature[0]), np.asarray(table[0], dtype=bool).tobytes())
         # where each node's feature is among the counted ones (an uncounted one's row is False)
         at = np.minimum(np.searchsorted(features, feature), features.size - 1)
         right = (hist[:, np.arange(n_nodes), at] * np.asarray(table, dtype=bool)).sum(axis=2)

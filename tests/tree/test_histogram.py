@@ -316,6 +316,43 @@ def test_make_bins_is_dense_unless_most_entries_are_in_their_common_bin():
     assert make_bins(columns, 33).columns is columns  # a Fortran-ordered one is not
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_root_children_counts_shared_by_trees_whose_roots_split_alike(monkeypatch, seed):
+    """Trees sharing ``splits``: the root's children's counts of a feature are counted once
+    per root split (feature and table) and equal the direct counts; another split (another
+    table of the same feature, or another feature) counts its own."""
+    rng = np.random.default_rng(seed)
+    n, d, n_bins = int(rng.integers(1, 400)), 4, 9
+    binned = rng.integers(0, n_bins, (n, d)).astype(np.uint8)
+    k = int(rng.integers(1, 4))
+    label = rng.integers(0, k, n)
+    table = rng.random((2, n_bins)) < 0.5
+    for layout in (DenseBins(binned, n_bins), SparseBins(binned, n_bins)):
+        roots, splits, counted = {}, {}, []
+        name = "counts" if isinstance(layout, SparseBins) else "int_counts"
+        spy = getattr(layout, name)
+
+        def count(node, n_nodes, label, n_classes, features, *rest, spy=spy):
+            if n_nodes == 2:
+                counted.extend(features.tolist())
+            return spy(node, n_nodes, label, n_classes, features, *rest)
+
+        monkeypatch.setattr(layout, name, count)
+        # (root feature, its table, level 1's features, the features counted anew)
+        trees = [(0, 0, [1, 2], [1, 2]), (0, 0, [1, 3], [3]), (0, 1, [1], [1]),
+                 (2, 0, [1, 2, 3], [1, 2, 3]), (0, 0, [2, 3], [])]
+        for feature, which, features, expected in trees:
+            levels = LevelCounts(layout, roots, splits)
+            root = np.zeros(n, dtype=np.intp)
+            levels.counts(root, 1, label, k, np.array([0, 2]))
+            levels.children(np.array([feature]), table[which][None])
+            node = _children(binned, root, 1, [feature], table[which][None])
+            del counted[:]
+            got = levels.counts(node, 2, label, k, np.array(features))
+            assert counted == expected
+            assert _same_bits(got, spy(node, 2, label, k, np.array(features)).astype(float))
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_root_counts_are_the_direct_counts_and_choose_the_same_layout(monkeypatch, seed):
     """root_counts: every feature's class counts over every row, the same integers as each
