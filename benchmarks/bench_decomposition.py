@@ -49,10 +49,9 @@ peak memory of one fit; ``--baseline REV`` adds ``DPPCA(bounds)`` of commit REV 
 
 ``--steps`` times instead, with one thread, each step of ``DPPCA(bounds=(-12, 12))``'s pass
 over the rows (skdp.decomposition._pca's own block functions, in its order: the guess of C,
-then per block the clip, the norms, the scaling to the guess, the Gram matrix's upper
-triangle and the sums, then the norms' histogram and the lower triangle) and of
-scikit-learn's ``PCA()`` (the finite check, the mean, X.T @ X), rounds interleaved;
-``--numpy-gram`` also times numpy's ``Y.T @ Y`` on the same blocks, outside the total::
+then per block the clip, the norms, the scaling to the guess, the Gram matrix and the
+sums, then the norms' histogram) and of scikit-learn's ``PCA()`` (the finite check, the
+mean, X.T @ X), rounds interleaved::
 
     python benchmarks/bench_decomposition.py --steps --speed-shapes 1000000x50 --rounds 3
 
@@ -301,8 +300,6 @@ def main(argv=None):
                         help="with --baseline: REV's DPPCA in the three settings, not only bounds")
     parser.add_argument("--steps", action="store_true",
                         help="time each step of DPPCA(bounds)'s pass and of PCA(), one thread")
-    parser.add_argument("--numpy-gram", action="store_true",
-                        help="with --steps: also time numpy's Y.T @ Y on the same blocks")
     parser.add_argument("--long-rows", action="store_true",
                         help="time the correction of the long rows against a second pass")
     args = parser.parse_args(argv)
@@ -422,17 +419,12 @@ def steps(args):
             tick("the rows' norms")
             _pca._scale_down(Y, norms[rows], C_guess)
             tick("scale the rows longer than the guess")
-            if args.numpy_gram:
-                Y.T @ Y
-                tick("aside: numpy's Y.T @ Y (not in the total)")
-            gram += _pca.gram_upper(Y)
-            tick("Gram matrix (upper triangle, dsyrk)")
+            gram += Y.T @ Y
+            tick("Gram matrix")
             sums += _pca.column_sums(Y)
             tick("sums")
         _pca.norm_counts(norms, C0)  # one thread: the run is all the rows
         tick("the norms' histogram")
-        _pca.symmetric(gram)
-        tick("the lower triangle")
 
     def pca(X, tick):
         np.isfinite(X.sum())
@@ -467,7 +459,7 @@ def steps(args):
         for i, what in ((0, "wall"), (1, "CPU")):
             print(f"  in all ({what}): DPPCA(bounds) %.1f, PCA() %.1f" % tuple(
                 1e3 * sum(v[i] for k, v in totals.items()
-                          if k.startswith(p) == want and not k.startswith("aside"))
+                          if k.startswith(p) == want)
                 / args.rounds for p, want in (("PCA", False), ("PCA", True))))
     print(f"load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}")
     return 0

@@ -8,7 +8,6 @@ import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.linalg import blas
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.decomposition import PCA
 from sklearn.utils.validation import check_is_fitted
@@ -102,10 +101,10 @@ def clip_rows(X, bounds, data_norm):
 def block_bytes(X):
     """The bytes of a block of DPPCA's passes: X's over 64, within 1 and 4 × ``BLOCK_BYTES``.
 
-    Blocks of 4 and 8 MB rather than 2 took 4% and 6% less CPU time in fits
-    with bounds of 10^6 x 50 rows, 7% and 9% with bounds and ``data_norm``
-    (fewer calls; docs/benchmarks.md). A block larger than ``BLOCK_BYTES`` is
-    at most 1/64 of X: a pass still makes no copy of X.
+    At 10^6 x 50 rows (6.25 MB blocks) fits with bounds, and with bounds and
+    ``data_norm``, took 0.99 and 0.96 of their CPU time with 2 MB blocks on
+    one thread, 0.94 and 0.97 on two (docs/benchmarks.md). A block larger
+    than ``BLOCK_BYTES`` is at most 1/64 of X: a pass still makes no copy of X.
     """
     return min(max(_blocks.BLOCK_BYTES, X.nbytes // 64), 4 * _blocks.BLOCK_BYTES)
 
@@ -156,7 +155,7 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
         for rows, Y in clipped_blocks(X, bounds, data_norm, blocks):
             if norms is not None:
                 _scale_down(Y, norms[rows], C)
-            parts.append((gram_upper(Y), column_sums(Y)))
+            parts.append((Y.T @ Y, column_sums(Y)))
         return parts
 
     d = X.shape[1]
@@ -164,24 +163,7 @@ def moments(X, bounds, data_norm, C=math.inf, norms=None):
     for block_gram, block_sums in map_blocks(run, *X.shape, block_bytes=block_bytes(X)):
         gram += block_gram
         sums += block_sums
-    return symmetric(gram), sums
-
-
-def gram_upper(Y):
-    """The upper triangle of YᵀY, zeros below it: BLAS's dsyrk on Yᵀ, column-major (no copy).
-
-    numpy's ``Y.T @ Y`` calls syrk too, for the other triangle, which OpenBLAS
-    computes more slowly: 0.85 of its time on the blocks of DPPCA's pass
-    (benchmarks/bench_decomposition.py --steps, docs/benchmarks.md). The same
-    products, summed in another order. :func:`symmetric` fills the lower
-    triangle once the blocks' triangles are added.
-    """
-    return blas.dsyrk(1.0, Y.T, trans=0)
-
-
-def symmetric(upper):
-    """The symmetric matrix whose upper triangle is that of ``upper``."""
-    return np.triu(upper) + np.triu(upper, 1).T
+    return gram, sums
 
 
 def column_sums(Y):
@@ -239,7 +221,7 @@ def _norms_moments_pass(X, bounds, C0, C_guess):
         parts = []
         for rows, Y in clipped_blocks(X, bounds, None, blocks):
             _scale_down(Y, _row_norms(Y, norms[rows]), C_guess)
-            parts.append([0, gram_upper(Y), column_sums(Y)])
+            parts.append([0, Y.T @ Y, column_sums(Y)])
         if parts:  # the histogram of the run's norms at once (fewer calls), with its last block
             parts[-1][0] = norm_counts(norms[blocks[0].start:blocks[-1].stop], C0)
         return parts
@@ -250,7 +232,7 @@ def _norms_moments_pass(X, bounds, C0, C_guess):
         counts = counts + block_counts
         gram += block_gram
         sums += block_sums
-    return norms, counts, symmetric(gram), sums
+    return norms, counts, gram, sums
 
 
 def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
@@ -282,15 +264,14 @@ def scale_down_long_rows(X, bounds, C, C_guess, norms, gram, sums):
             t = np.minimum(1.0, C / norms[rows])
             sums_part = (t - a) @ Y
             Y *= np.sqrt(sign * (t - a) * (t + a))[:, None]
-            parts.append((gram_upper(Y), sums_part))
+            parts.append((Y.T @ Y, sums_part))
         return parts
 
-    d = X.shape[1]
-    change, sums = np.zeros((d, d)), sums.copy()
-    for block_gram, block_sums in map_blocks(run, fix.size, d):
-        change += block_gram
+    gram, sums = gram.copy(), sums.copy()
+    for block_gram, block_sums in map_blocks(run, fix.size, X.shape[1]):
+        gram += sign * block_gram
         sums += block_sums
-    return gram + sign * symmetric(change), sums
+    return gram, sums
 
 
 def _moments_pass(X, bounds, data_norm, C=math.inf, *, rescale=False):

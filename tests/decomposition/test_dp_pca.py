@@ -21,14 +21,12 @@ from skdp.decomposition._pca import (
     _norm_from_counts,
     _norms_moments_pass,
     clipped_blocks,
-    gram_upper,
     guess_norm,
     moments,
     norm_counts,
     release_norm,
     scale_down_long_rows,
     shrink_rows,
-    symmetric,
 )
 from skdp.decomposition import _pca
 from skdp.utils import _blocks
@@ -383,23 +381,11 @@ def _assert_gram(gram, Y):
     assert np.all(np.abs(gram - Y.T @ Y) <= 2 * gamma * (np.abs(Y).T @ np.abs(Y)))
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (1, 4), (2, 3), (7, 3), (13, 101), (5243, 50)])
-def test_gram_upper_is_the_upper_triangle_of_the_gram_matrix(shape):
-    Y = np.random.default_rng(0).normal(size=shape) + 1.0
-    upper = gram_upper(Y)
-    assert upper.shape == (shape[1], shape[1])
-    assert np.all(np.tril(upper, -1) == 0.0)
-    full = symmetric(upper)
-    assert np.array_equal(full, full.T) and np.array_equal(np.triu(full), upper)
-    _assert_gram(full, Y)
-    _assert_gram(symmetric(gram_upper(Y[:, ::2])), Y[:, ::2])  # not contiguous: BLAS gets a copy
-
-
 @pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("n", [1, 7, 8, 100])  # one row, one block, a block and a row, 15 blocks
 def test_one_pass_gives_the_direct_counts_and_moments(monkeypatch, threads, n):
-    # The histogram is counted once per thread's run of blocks, the Gram matrix's upper
-    # triangle by dsyrk: the counts of all the norms, YᵀY and Σ y of the rows scaled down.
+    # The histogram is counted once per thread's run of blocks: the counts of all the norms;
+    # and YᵀY and Σ y of the rows scaled down.
     monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 7)  # 7 rows of 3 columns a block
     monkeypatch.setattr(_blocks, "n_threads", lambda: threads)
     X = _data(n) * 2.0
