@@ -165,6 +165,10 @@ class SparseBins:
         feature) when they are fewer than half of all, else every feature's
         entries are counted and ``features`` taken from them.
         """
+        return self.int_counts(node, n_nodes, label, n_classes, features).astype(np.float64)
+
+    def int_counts(self, node, n_nodes, label, n_classes, features):
+        """:meth:`counts` as int64."""
         d, b = self.n_features, self.n_bins
         features = np.asarray(features, dtype=np.intp)
         f = features.size
@@ -190,7 +194,7 @@ class SparseBins:
                 hist = hist[:, :, features]
         totals = np.bincount(group, minlength=n_classes * n_nodes).reshape(n_classes, n_nodes)
         hist[:, :, np.arange(f), self.common[features]] = totals[:, :, None] - hist.sum(axis=3)
-        return hist.astype(np.float64)
+        return hist
 
 
 class DenseBins:
@@ -375,8 +379,8 @@ class LevelCounts:
 
     def _level_counts(self, node, n_nodes, label, n_classes, features, kept, sizes):
         """The int64 counts of a level below the root: by subtraction where it pays (dense)."""
-        if not isinstance(self.bins, DenseBins):  # integers in float64: exact
-            return self.bins.counts(node, n_nodes, label, n_classes, features).astype(np.int64)
+        if not isinstance(self.bins, DenseBins):
+            return self.bins.int_counts(node, n_nodes, label, n_classes, features)
         shared = np.zeros(features.size, dtype=bool)
         if kept is not None and kept[0] * 2 == n_nodes:
             shared = np.isin(features, kept[1])
@@ -403,10 +407,7 @@ class LevelCounts:
         """The root's int64 counts of ``features``, each feature's counted once per fit."""
         new = np.array([j for j in features if j not in self.roots], dtype=np.intp)
         if new.size:
-            if isinstance(self.bins, DenseBins):
-                counted = self.bins.int_counts(node, 1, label, n_classes, new)
-            else:  # integers in float64: exact
-                counted = self.bins.counts(node, 1, label, n_classes, new).astype(np.int64)
+            counted = self.bins.int_counts(node, 1, label, n_classes, new)
             for i, j in enumerate(new):
                 self.roots[j] = counted[:, :, i:i + 1]
         empty = np.zeros((n_classes, 1, 0, self.n_bins), dtype=np.int64)

@@ -257,14 +257,13 @@ def test_root_counts_shared_by_trees_are_the_direct_counts(monkeypatch, seed):
     root = np.zeros(n, dtype=np.intp)
     for layout in (SparseBins(binned, n_bins), DenseBins(binned, n_bins)):
         roots, counted = {}, []
-        spy = layout.counts if isinstance(layout, SparseBins) else layout.int_counts
+        spy = layout.int_counts
 
         def count(node, n_nodes, label, n_classes, features, *rest, spy=spy):
             counted.extend(features.tolist())
             return spy(node, n_nodes, label, n_classes, features, *rest)
 
-        monkeypatch.setattr(layout, "counts" if isinstance(layout, SparseBins) else "int_counts",
-                            count)
+        monkeypatch.setattr(layout, "int_counts", count)
         for _ in range(4):  # four trees' roots
             features = np.flatnonzero(rng.random(d) < 0.5)
             got = LevelCounts(layout, roots).counts(root, 1, label, k, features)
@@ -329,15 +328,14 @@ def test_root_children_counts_shared_by_trees_whose_roots_split_alike(monkeypatc
     table = rng.random((2, n_bins)) < 0.5
     for layout in (DenseBins(binned, n_bins), SparseBins(binned, n_bins)):
         roots, splits, counted = {}, {}, []
-        name = "counts" if isinstance(layout, SparseBins) else "int_counts"
-        spy = getattr(layout, name)
+        spy = layout.int_counts
 
         def count(node, n_nodes, label, n_classes, features, *rest, spy=spy):
             if n_nodes == 2:
                 counted.extend(features.tolist())
             return spy(node, n_nodes, label, n_classes, features, *rest)
 
-        monkeypatch.setattr(layout, name, count)
+        monkeypatch.setattr(layout, "int_counts", count)
         # (root feature, its table, level 1's features, the features counted anew)
         trees = [(0, 0, [1, 2], [1, 2]), (0, 0, [1, 3], [3]), (0, 1, [1], [1]),
                  (2, 0, [1, 2, 3], [1, 2, 3]), (0, 0, [2, 3], [])]
