@@ -415,6 +415,14 @@ def test_guess_is_the_noiseless_release_on_a_sample(monkeypatch):
     assert guess_norm(X, bounds, C0) == _norm_from_counts(sample, C0)
 
 
+def _assert_same_fit(est, ref):
+    """The same norm bound, and the same model to round-off (sums added in another order)."""
+    assert est.data_norm_ == ref.data_norm_
+    for name in ("components_", "explained_variance_", "mean_"):
+        np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
+                                   atol=1e-12)
+
+
 def test_fit_does_not_depend_on_the_guess(monkeypatch):
     # The guess only chooses how the same sums are computed: the same model to round-off, the
     # same norm bound. A guess of inf is the unscaled pass corrected by the long rows.
@@ -424,11 +432,7 @@ def test_fit_does_not_depend_on_the_guess(monkeypatch):
     assert ref.data_norm_ == guess_norm(X, bounds, _centre_and_norm(bounds, None)[1])  # right
     for C_guess in (math.inf, 1.0, 100.0):
         monkeypatch.setattr(_pca, "guess_norm", lambda X, bounds, C0, C_guess=C_guess: C_guess)
-        est = DPPCA(bounds=B, random_state=0).fit(X)
-        assert est.data_norm_ == ref.data_norm_
-        for name in ("components_", "explained_variance_", "mean_"):
-            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
-                                       atol=1e-12)
+        _assert_same_fit(DPPCA(bounds=B, random_state=0).fit(X), ref)
 
 
 def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
@@ -438,11 +442,7 @@ def test_fit_by_small_blocks_is_the_fit_in_one_block(monkeypatch):
     whole = [DPPCA(bounds=B, random_state=0, **kw).fit(X) for kw in settings]
     monkeypatch.setattr(_blocks, "BLOCK_BYTES", 8 * 3 * 100)
     for kw, ref in zip(settings, whole):
-        est = DPPCA(bounds=B, random_state=0, **kw).fit(X)
-        assert est.data_norm_ == ref.data_norm_
-        for name in ("components_", "explained_variance_", "mean_"):
-            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
-                                       atol=1e-12)
+        _assert_same_fit(DPPCA(bounds=B, random_state=0, **kw).fit(X), ref)
 
 
 def test_blocks_grow_with_X_up_to_four_times_the_block_size(monkeypatch):
@@ -466,11 +466,7 @@ def test_blocks_grow_with_X_up_to_four_times_the_block_size(monkeypatch):
     monkeypatch.setattr(_pca, "block_bytes", lambda X: 240)
     seen.clear()
     for kw, ref in zip(settings, grown):
-        est = DPPCA(bounds=B, random_state=0, **kw).fit(X)
-        assert est.data_norm_ == ref.data_norm_
-        for name in ("components_", "explained_variance_", "mean_"):
-            np.testing.assert_allclose(getattr(est, name), getattr(ref, name), rtol=1e-10,
-                                       atol=1e-12)
+        _assert_same_fit(DPPCA(bounds=B, random_state=0, **kw).fit(X), ref)
     assert set(seen) == {240}
 
 
