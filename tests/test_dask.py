@@ -662,3 +662,23 @@ def test_a_nan_that_appears_after_the_charge_is_a_row_inside_the_bounds():
             da.concatenate(chunks))
     assert len(_CALLS) > 2 and len(budget) == 1
     assert np.isfinite(scaler.mean_).all() and np.isfinite(scaler.var_).all()
+
+
+def test_columns_read_from_parquet_fit_as_in_memory(client, tmp_path):
+    # A target column read from Parquet: dask fuses a projected column's small files into
+    # fewer partitions when it optimizes, and its to_dask_array(lengths=True) refused the
+    # mismatch ("3 != 8") before the lengths were counted on the optimized column.
+    pytest.importorskip("pyarrow")
+    X, y = _data(n=8000, d=3)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=y.astype(float))
+    dd.from_pandas(frame, npartitions=8).to_parquet(tmp_path, write_index=False)
+    lazy = dd.read_parquet(tmp_path)
+    features, target = lazy[["a", "b", "c"]], lazy["y"]
+    _same_fit(lambda b: DPLinearRegression(bounds_X=(-20, 20), bounds_y=(0, 1), budget=b,
+                                           random_state=0),
+              frame[["a", "b", "c"]], features, "coef_", "intercept_", y=y.astype(float),
+              yd=target)
+    _same_fit(lambda b: DPGaussianNB(bounds=(-20, 20), classes=[0, 1], budget=b,
+                                     random_state=0),
+              frame[["a", "b", "c"]], features, "theta_", "var_", y=y,
+              yd=target.astype("int64"))
