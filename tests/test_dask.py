@@ -415,7 +415,7 @@ def _categorical_data(kind, n=1500):
     (its categories in the metadata), in the middle of two numeric ones; the
     targets are columns of the same dask DataFrame. "array": the feature is
     column 1, holding the numbers of ``CODES`` or NaN, in chunks that split
-    the columns too.
+    the columns too. "numbers": those columns as a dask DataFrame.
     """
     rng = np.random.default_rng(4)
     x = rng.normal(3.0, 2.0, size=(n, 2))
@@ -425,13 +425,15 @@ def _categorical_data(kind, n=1500):
     signal = np.nan_to_num(x[:, 0]) + effect
     targets = {"binary": (signal + rng.normal(0, 1, n) > 3.0).astype(int),
                "real": signal + rng.normal(0, 1, n)}
+    numbers = np.array(CODES + [np.nan])[code]
     if kind == "array":
-        X = np.column_stack([x[:, 0], np.array(CODES + [np.nan])[code], x[:, 1]])
+        X = np.column_stack([x[:, 0], numbers, x[:, 1]])
         chunks = (n // 3, n // 3, n - 2 * (n // 3))
         return X, targets, da.from_array(X, chunks=(chunks, 2)), {
             name: da.from_array(y, chunks=(chunks,)) for name, y in targets.items()}
     colour = pd.Categorical(np.array(COLOURS + [None], dtype=object)[code], categories=COLOURS)
-    frame = pd.DataFrame({"a": x[:, 0], "colour": colour, "b": x[:, 1]})
+    frame = pd.DataFrame({"a": x[:, 0], "colour": colour if kind == "frame" else numbers,
+                          "b": x[:, 1]})
     lazy = dd.from_pandas(frame.assign(**targets), npartitions=3)
     return frame, targets, lazy[["a", "colour", "b"]], {name: lazy[name] for name in targets}
 
@@ -443,6 +445,8 @@ def _categorical_data(kind, n=1500):
      {"categorical_features": [1], "categories": [CODES], "bounds": (-10, 20)}),
     ("array", DPHistGradientBoostingRegressor,  # the features' and the target's private bounds
      {"categorical_features": [False, True, False], "categories": [CODES]}),
+    ("numbers", DPHistGradientBoostingRegressor,  # a DataFrame's float column by a mask
+     {"categorical_features": [1], "categories": [CODES], "bounds": (-10, 20)}),
     ("frame", DPHistGradientBoostingClassifier,  # public categories in another order, by name
      {"categorical_features": ["colour"], "categories": [COLOURS[::-1]], "max_depth": 3,
       "bounds": (-10, 20)}),
