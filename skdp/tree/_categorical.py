@@ -53,7 +53,8 @@ class FeaturesMixin:
             self._categories = None
             return validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
                                  **kwargs)
-        X, y = validate_data(self, X, y, dtype=None, ensure_all_finite=False, **kwargs)
+        X, y = validate_data(self, _nullable_as_float(X), y, dtype=None,
+                             ensure_all_finite=False, **kwargs)
         if mask.size != X.shape[1]:  # pragma: no cover - the mask comes from X's columns
             raise ValueError("categorical_features does not match X's columns.")
         max_bins = self.max_bins
@@ -71,7 +72,8 @@ class FeaturesMixin:
         if self.is_categorical_ is None:
             return validate_data(self, X, reset=False, dtype=np.float64,
                                  ensure_all_finite="allow-nan")
-        X = validate_data(self, X, reset=False, dtype=None, ensure_all_finite=False)
+        X = validate_data(self, _nullable_as_float(X), reset=False, dtype=None,
+                          ensure_all_finite=False)
         return self._encode(X, unknown="missing")
 
     def _encode(self, X, *, unknown):
@@ -130,6 +132,27 @@ class FeaturesMixin:
 
 def _is_frame(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
+def _nullable_as_float(X):
+    """A pandas DataFrame's nullable numeric and boolean columns as float64, NaN for ``pd.NA``.
+
+    scikit-learn's ``validate_data`` casts a frame that holds a pandas
+    extension dtype (``Int64``, ``Float64``, ``boolean``) to float64 as a
+    whole, a ``Categorical``'s strings too, and refuses it; these columns
+    alone are cast here, from their dtypes, as the boosting on dask rows
+    reads a partition's numeric columns
+    (:mod:`skdp.ensemble._hist_gradient_boosting._lazy_categorical`).
+    """
+    if type(X).__module__.split(".")[0] != "pandas" or not _is_frame(X):
+        return X
+    import pandas as pd
+
+    nullable = {c: np.float64 for c, t in X.dtypes.items()
+                if isinstance(t, pd.api.extensions.ExtensionDtype)
+                and not isinstance(t, pd.CategoricalDtype)
+                and (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))}
+    return X.astype(nullable) if nullable else X
 
 
 def _dtype_categories(dtype):
