@@ -17,6 +17,16 @@ nearest centre (lower is better; the true centres give about ``--features``). Us
     python benchmarks/bench_dask.py --only DPHistGradientBoostingClassifier \
         DPHistGradientBoostingRegressor --rows 1000000   # no peer: dask-ml has no boosting
 
+``--row-blocks`` times instead each pass's graph as skdp builds it (where X and y share
+tasks, the chunks' delayed blocks unfused, so that those tasks run once; else fused array by
+array) against the graph always fused array by array (the code before: the shared tasks
+copied into both), and against it always unfused, in interleaved rounds, for
+DPGaussianNB and DPLinearRegression on two sources: the lazily drawn rows above (y computed
+from X) and a Parquet folder written to a temporary folder and read with
+``dask.dataframe.read_parquet`` (X its feature columns, y its target column)::
+
+    python benchmarks/bench_dask.py --row-blocks --rows 4000000 --rounds 3
+
 Not run in CI. Results in docs/benchmarks.md.
 """
 
@@ -157,6 +167,94 @@ def _fit_on_cluster(client, make, X, y, task):
     return model, seconds, max(peaks.values())
 
 
+def _fused_row_blocks(a, optimize_graph=True):
+    """The row blocks as skdp made them before: each array's graph fused on its own."""
+    blocks = a.to_delayed()
+    return list(blocks.reshape(blocks.shape[0], -1)[:, 0])
+
+
+def _unfused_row_blocks(a, optimize_graph=True):
+    """The row blocks of every array's graph unfused, shared tasks or not."""
+    blocks = a.to_delayed(optimize_graph=False)
+    return list(blocks.reshape(blocks.shape[0], -1)[:, 0])
+
+
+def _parquet_rows(n, d, chunk, seed, folder):
+    """The regression rows of :func:`_rows` written to Parquet, then read back lazily."""
+    import dask.dataframe as dd
+
+    X, y = _rows(n, d, chunk, seed, "regression")
+    columns = [f"x{j}" for j in range(d)]
+    frame = dd.concat([dd.from_dask_array(X, columns=columns),
+                       dd.from_dask_array(y, columns=["y"])], axis=1)
+    frame.to_parquet(folder, write_index=False)
+    frame = dd.read_parquet(folder)
+    return frame[columns], frame["y"]
+
+
+def row_blocks(args):
+    """``--row-blocks``: a fit's passes as skdp builds them, always fused (before), always unfused."""
+    import os
+    import tempfile
+
+    import distributed
+
+    from skdp.linear_model import DPLinearRegression
+    from skdp.naive_bayes import DPGaussianNB
+    from skdp.utils import _rows as rows_module
+
+    now = rows_module._row_blocks
+    n, d, chunk = args.rows, args.features, args.chunk_rows
+    bounds = (-4.0, 4.0)
+    makes = {"DPGaussianNB": lambda: DPGaussianNB(bounds=bounds, classes=[0, 1], random_state=0),
+             "DPLinearRegression": lambda: DPLinearRegression(bounds_X=bounds,
+                                                              bounds_y=(-8.0, 8.0),
+                                                              random_state=0)}
+    print(f"{n:,} rows x {d} features, chunks of {chunk:,} rows; LocalCluster of 2 workers x 1 "
+          f"thread; {args.rounds} interleaved rounds (fused, now, unfused); load "
+          f"{os.getloadavg()[0]:.1f}")
+    print("| source | estimator | fused per array (s), the code before | now (s) | now / fused "
+          "| always unfused (s) | unfused / fused | same model |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder, \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     memory_limit=args.memory_limit, dashboard_address=None,
+                                     silence_logs=40) as cluster, distributed.Client(cluster):
+        sources = {"drawn (y from X)": lambda task: _rows(n, d, chunk, TRAIN_SEED, task),
+                   "Parquet": lambda task: _parquet_rows(n, d, chunk, TRAIN_SEED, folder + "/"
+                                                         + task)}
+        for source, make_rows in sources.items():
+            for name, make in makes.items():
+                task = "classification" if name == "DPGaussianNB" else "regression"
+                X, y = make_rows(task)
+                if source == "Parquet" and task == "classification":
+                    y = (y > 0).astype("int64")
+                times = {"fused": [], "now": [], "unfused": []}
+                models = {}
+                for _ in range(args.rounds):
+                    for variant, blocks in (("fused", _fused_row_blocks), ("now", now),
+                                            ("unfused", _unfused_row_blocks)):
+                        rows_module._row_blocks = blocks
+                        try:
+                            start = time.perf_counter()
+                            models[variant] = make().fit(X, y)
+                            times[variant].append(time.perf_counter() - start)
+                        finally:
+                            rows_module._row_blocks = now
+                attr = "theta_" if name == "DPGaussianNB" else "coef_"
+                same = all(np.allclose(getattr(models["fused"], attr),
+                                       getattr(models[v], attr), rtol=1e-9, atol=1e-12)
+                           for v in ("now", "unfused"))
+                fused, current, unfused = (np.median(times[v]) for v in times)
+                print(f"| {source} | {name} | {fused:.1f} | {current:.1f} | "
+                      f"{current / fused:.2f} | {unfused:.1f} | {unfused / fused:.2f} | "
+                      f"{same} |", flush=True)
+                print("  rounds: " + "; ".join(
+                    f"{v} " + ", ".join(f"{t:.1f}" for t in ts) for v, ts in times.items())
+                    + f"; load now {os.getloadavg()[0]:.1f}", flush=True)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10**7)
@@ -169,7 +267,12 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=1,
                         help="fits of each estimator and of its peer, interleaved; the table "
                              "shows the fastest")
+    parser.add_argument("--row-blocks", action="store_true",
+                        help="time the passes' unfused graphs against graphs fused array by "
+                             "array (see the module docstring)")
     args = parser.parse_args(argv)
+    if args.row_blocks:
+        return row_blocks(args)
     import os
 
     import distributed

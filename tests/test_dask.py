@@ -686,3 +686,28 @@ def test_columns_read_from_parquet_fit_as_in_memory(client, tmp_path):
                                      random_state=0),
               frame[["a", "b", "c"]], features, "theta_", "var_", y=y,
               yd=target.astype("int64"))
+
+
+def test_a_pass_computes_the_tasks_x_and_y_share_once():
+    # y computed from X's rows: fused array by array, each chunk's rows were drawn twice per
+    # pass (once in X's blocks, once in y's); row_sums computes them once.
+    import dask
+
+    from skdp.utils._rows import _share_tasks
+
+    calls = []
+
+    def rows(block_info=None):
+        calls.append(1)
+        return np.random.default_rng(block_info[None]["chunk-location"][0]).normal(size=(50, 2))
+
+    X = da.map_blocks(rows, chunks=((50,) * 6, (2,)), dtype=float)
+    y = X[:, 0] > 0
+    assert _share_tasks([X, y]) and not _share_tasks([X, da.zeros(300, chunks=50)])
+    with dask.config.set(scheduler="synchronous"):
+        calls.clear()
+        total = row_sums(lambda a, b: (a.sum(), b.sum()), X, y)
+        assert len(calls) == 6
+    values = X.compute()
+    np.testing.assert_allclose(total[0], values.sum())
+    assert total[1] == (values[:, 0] > 0).sum()

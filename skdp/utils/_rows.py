@@ -85,16 +85,31 @@ def tree_sum(partials, add=_add):
     return partials[0]
 
 
-def _row_blocks(a):
-    """The delayed row blocks of a dask array of one chunk along every axis but the rows.
-
-    The graph is not optimized array by array: fused separately, the tasks
-    that ``X`` and ``y`` share (the partitions of one DataFrame, rows drawn
-    once) were copied into both and computed twice in every pass. Unfused,
-    :func:`row_sums` computes each shared task once.
-    """
-    blocks = a.to_delayed(optimize_graph=False)
+def _row_blocks(a, optimize_graph=True):
+    """The delayed row blocks of a dask array of one chunk along every axis but the rows."""
+    blocks = a.to_delayed(optimize_graph=optimize_graph)
     return list(blocks.reshape(blocks.shape[0], -1)[:, 0])
+
+
+def _share_tasks(arrays):
+    """Whether the graphs of several dask arrays hold common tasks (X and y of one source).
+
+    Optimized array by array, such tasks (rows drawn once, a partition that
+    holds both X's and y's columns) are fused into each array's blocks and
+    computed once per array in every pass; :func:`row_sums` then takes the
+    graphs unoptimized, where each runs once. Graphs that share nothing (the
+    columns of a Parquet file read apart) keep their fusion, whose fewer
+    tasks were faster there (docs/benchmarks.md, "Data larger than memory").
+    """
+    if len(arrays) < 2:
+        return False
+    seen = set()
+    for a in arrays:
+        keys = set(a.__dask_graph__().keys())
+        if seen & keys:
+            return True
+        seen |= keys
+    return False
 
 
 def row_sums(func, *arrays):
@@ -112,7 +127,8 @@ def row_sums(func, *arrays):
         return func(*arrays)
     import dask
 
-    blocks = zip(*(_row_blocks(a) for a in arrays))
+    fuse = not _share_tasks(arrays)
+    blocks = zip(*(_row_blocks(a, optimize_graph=fuse) for a in arrays))
     partials = [dask.delayed(func)(*b) for b in blocks]
     return dask.compute(tree_sum(partials))[0]
 
