@@ -109,6 +109,22 @@ def test_text_in_the_numeric_column_of_a_table_with_categorical_features():
     assert "oops" not in message and "column 'age'" in message
 
 
+@pytest.mark.parametrize("est", [
+    DPLogisticRegression(classes=[0, 1]),
+    DPHistGradientBoostingClassifier(bounds=(0, 1), classes=[0, 1]),
+    DPStandardScaler(bounds=(0, 1)),
+], ids=lambda e: type(e).__name__)
+def test_dates_beside_numbers_are_named_by_column(est):
+    # numpy's DTypePromotionError (a TypeError naming dtypes) becomes the ValueError of a
+    # column that is not numeric, before any charge.
+    data = pd.DataFrame({"age": X[:, 0],
+                         "signed": pd.date_range("2020-01-01", periods=len(X), freq="D"),
+                         "waited": pd.to_timedelta(np.arange(len(X)), unit="D")})
+    message = _refused(lambda b: est.set_params(budget=b).fit(data, Y), match="must be numeric")
+    assert "columns 'signed', 'waited' hold dates or durations" in message
+    assert "2020" not in message
+
+
 def test_complex_numbers_are_refused_without_printing_the_rows():
     Xc = X.astype(complex)
     Xc[4, 1] = 0.25 + 0.5j

@@ -6,6 +6,7 @@ values in a way that depends on them beyond "is it finite".
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 import warnings
@@ -288,6 +289,11 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
         if plain is None:
             raise
         raise plain from None
+    except TypeError:  # numpy's DTypePromotionError for dates beside numbers
+        plain = _times_refused(X)
+        if plain is None:
+            raise
+        raise plain from None
 
 
 def check_array(array, *, columns=None, estimator=None, **kwargs):
@@ -303,6 +309,36 @@ def check_array(array, *, columns=None, estimator=None, **kwargs):
         if plain is None:
             raise
         raise plain from None
+    except TypeError:
+        plain = _times_refused(array, columns)
+        if plain is None:
+            raise
+        raise plain from None
+
+
+def _times_refused(X, columns=None):
+    """The ``ValueError`` for dates or durations in a numeric input (None: there are none).
+
+    numpy refuses to make one float array of dates and numbers with a
+    ``DTypePromotionError`` that names dtypes, not columns.
+    """
+    where = _columns_where(X, columns, _holds_times)
+    if not where:
+        return None
+    verb = "hold" if where.startswith(" in columns") else "holds"
+    return ValueError(
+        f"Input X must be numeric:{where.replace(' in ', ' ', 1)} {verb} dates or durations. "
+        "Encode them first (for example as numbers of days since a public date); nothing was "
+        "charged.")
+
+
+def _holds_times(column):
+    column = np.asarray(column)
+    if column.dtype.kind in "mM":
+        return True
+    return column.dtype == object and any(
+        isinstance(v, (np.datetime64, np.timedelta64, datetime.date, datetime.timedelta))
+        for v in column.ravel())
 
 
 def _plain_input_error(exc, X, estimator, columns=None):
