@@ -284,13 +284,8 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     """
     try:
         return _sklearn_validate_data(estimator, X, y, **kwargs)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         plain = _plain_input_error(exc, X, estimator)
-        if plain is None:
-            raise
-        raise plain from None
-    except TypeError:  # numpy's DTypePromotionError for dates beside numbers
-        plain = _times_refused(X)
         if plain is None:
             raise
         raise plain from None
@@ -304,13 +299,8 @@ def check_array(array, *, columns=None, estimator=None, **kwargs):
     """
     try:
         return _sklearn_check_array(array, estimator=estimator, **kwargs)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         plain = _plain_input_error(exc, array, estimator, columns)
-        if plain is None:
-            raise
-        raise plain from None
-    except TypeError:
-        plain = _times_refused(array, columns)
         if plain is None:
             raise
         raise plain from None
@@ -343,6 +333,8 @@ def _holds_times(column):
 
 def _plain_input_error(exc, X, estimator, columns=None):
     """The ``ValueError`` to raise instead of ``exc`` (None: keep ``exc``)."""
+    if isinstance(exc, TypeError):  # numpy's DTypePromotionError for dates beside numbers
+        return _times_refused(X, columns)
     message = str(exc)
     if message.startswith("Input X contains NaN"):
         return nan_refused(estimator, _columns_where(X, columns, _holds_nan))
