@@ -364,14 +364,10 @@ class LevelCounts:
         elif n_nodes == 2 and split is not None:
             # The root's children hold the same rows in every tree whose root splits alike:
             # their counts of a feature are counted once per fit and such split.
-            new = np.array([j for j in features if split + (j,) not in self.splits], np.intp)
-            if new.size:
-                counted = self._level_counts(node, n_nodes, label, n_classes, new, kept, sizes)
-                for i, j in enumerate(new):
-                    self.splits[split + (j,)] = counted[:, :, i:i + 1]
-            empty = np.zeros((n_classes, 2, 0, self.n_bins), dtype=np.int64)
-            hist = np.concatenate([empty] + [self.splits[split + (j,)] for j in features],
-                                  axis=2)
+            hist = _kept_per_feature(
+                self.splits, lambda j: split + (j,), features, (n_classes, 2, 0, self.n_bins),
+                lambda new: self._level_counts(node, n_nodes, label, n_classes, new, kept,
+                                               sizes))
         else:
             hist = self._level_counts(node, n_nodes, label, n_classes, features, kept, sizes)
         self._kept = (n_nodes, features, hist)
@@ -405,13 +401,9 @@ class LevelCounts:
 
     def _root_counts(self, node, label, n_classes, features):
         """The root's int64 counts of ``features``, each feature's counted once per fit."""
-        new = np.array([j for j in features if j not in self.roots], dtype=np.intp)
-        if new.size:
-            counted = self.bins.int_counts(node, 1, label, n_classes, new)
-            for i, j in enumerate(new):
-                self.roots[j] = counted[:, :, i:i + 1]
-        empty = np.zeros((n_classes, 1, 0, self.n_bins), dtype=np.int64)
-        return np.concatenate([empty] + [self.roots[j] for j in features], axis=2)
+        return _kept_per_feature(
+            self.roots, lambda j: j, features, (n_classes, 1, 0, self.n_bins),
+            lambda new: self.bins.int_counts(node, 1, label, n_classes, new))
 
     def children(self, feature, table):
         """Each child's class counts, from the level's counts and splits: int64 (k, 2·n_nodes).
@@ -454,3 +446,19 @@ class LevelCounts:
         if int(size.min(axis=1).sum()) * (a + c * n_shared) + n >= n * n_shared:
             return None
         return 2 * np.arange(n_nodes // 2) + (size[:, 1] < size[:, 0])
+
+
+def _kept_per_feature(kept, key, features, empty_shape, count):
+    """int64 counts (k, nodes, f, bins) of ``features``, each feature's kept in ``kept``.
+
+    ``kept[key(j)]`` holds feature j's counts (k, nodes, 1, bins) once
+    counted; the features not kept yet are counted together by
+    ``count(features)`` and kept.
+    """
+    new = np.array([j for j in features if key(j) not in kept], dtype=np.intp)
+    if new.size:
+        counted = count(new)
+        for i, j in enumerate(new):
+            kept[key(j)] = counted[:, :, i:i + 1]
+    empty = np.zeros(empty_shape, dtype=np.int64)
+    return np.concatenate([empty] + [kept[key(j)] for j in features], axis=2)
